@@ -1,0 +1,47 @@
+# fetchd: build, run, test, install.
+# `make run` and `make test` install the Debian packages they need when they are missing.
+
+SWIFT ?= swift
+PREFIX ?= /usr/local
+DESTDIR ?=
+DEBIAN_PACKAGES := libcurl4-openssl-dev libsystemd-dev libsqlite3-dev pkg-config python3
+RUN_DIR := $(CURDIR)/.fetchd
+BIN_DIR = $(shell $(SWIFT) build --show-bin-path)
+
+.PHONY: all deps build run status test install clean
+
+all: build
+
+# Install only the missing packages, so a machine that has them needs no root and no network.
+deps:
+	@missing=$$(for p in $(DEBIAN_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing missing Debian packages:" $$missing; \
+		sudo=""; [ "$$(id -u)" -eq 0 ] || sudo=sudo; \
+		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+# Runs the daemon in the foreground on the shipped config, with its files under ./.fetchd/.
+# In another terminal: make status   (or .build/debug/fetchctl --socket .fetchd/run/control.sock status)
+run: build
+	mkdir -p $(RUN_DIR)
+	$(BIN_DIR)/fetchd --config config/fetchd.toml \
+		--cache-dir $(RUN_DIR)/cache --state-dir $(RUN_DIR)/state --runtime-dir $(RUN_DIR)/run
+
+status:
+	$(BIN_DIR)/fetchctl --socket $(RUN_DIR)/run/control.sock status
+
+test: deps
+	$(SWIFT) build --build-tests
+	FETCHD_BIN_DIR=$(BIN_DIR) $(SWIFT) test --skip-build
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)/etc/fetchd/handlers.d
+	install -m 0755 $(BIN_DIR)/fetchd $(BIN_DIR)/fetchctl $(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 config/fetchd.toml $(DESTDIR)/etc/fetchd/fetchd.toml
+
+clean:
+	rm -rf .build $(RUN_DIR)

@@ -1,0 +1,119 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+// fetchd: a background-fetch daemon for Linux.
+// Each library target has one concern; the two executables are thin entry points.
+let package = Package(
+    name: "fetchd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "fetchd", targets: ["fetchd"]),
+        .executable(name: "fetchctl", targets: ["fetchctl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+    ],
+    targets: [
+        // Typed C shim over libcurl's variadic calls, which Swift cannot call directly.
+        .target(
+            name: "CCurlShim",
+            linkerSettings: [.linkedLibrary("curl")]
+        ),
+        // Owning Swift wrapper around a libcurl easy handle; no C type leaks past it.
+        .target(name: "CurlKit", dependencies: ["CCurlShim"]),
+        // Vocabulary shared by every module: results, durations, names, defaults.
+        .target(name: "FetchdCore"),
+        // TOML configuration: loading, validation, diagnostics with file/line/key.
+        .target(
+            name: "FetchdConfig",
+            dependencies: ["FetchdCore", .product(name: "TOMLKit", package: "TOMLKit")]
+        ),
+        // Atomic, versioned snapshots in the cache directory.
+        .target(
+            name: "FetchdSnapshots",
+            dependencies: ["FetchdCore", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        // Durable per-handler state and fetch history (SQLite through GRDB).
+        .target(
+            name: "FetchdState",
+            dependencies: ["FetchdCore", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        // Handlers and the completion contract: exec (subprocess) and http (libcurl).
+        .target(
+            name: "FetchdHandlers",
+            dependencies: [
+                "FetchdCore", "FetchdConfig", "CurlKit",
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The versioned control protocol, its Unix-socket server and client.
+        .target(
+            name: "FetchdControl",
+            dependencies: [
+                "FetchdCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The daemon: scheduling, running handlers, recording results.
+        .target(
+            name: "FetchdDaemon",
+            dependencies: [
+                "FetchdCore", "FetchdConfig", "FetchdSnapshots", "FetchdState",
+                "FetchdHandlers", "FetchdControl",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "fetchd",
+            dependencies: [
+                "FetchdDaemon", "FetchdConfig", "FetchdCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "fetchctl",
+            dependencies: [
+                "FetchdControl", "FetchdConfig", "FetchdCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // Test-only tool: writes snapshots in a loop so tests can SIGKILL it mid-write.
+        .executableTarget(name: "fetchd-test-helper", dependencies: ["FetchdSnapshots", "FetchdCore"]),
+        // Shared by the test targets: temp folders, locating built binaries, waiting.
+        .target(name: "FetchdTestSupport", path: "Tests/FetchdTestSupport"),
+        .testTarget(name: "FetchdConfigTests", dependencies: ["FetchdConfig", "FetchdCore"], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "FetchdSnapshotsTests",
+            dependencies: ["FetchdSnapshots", "FetchdCore", "FetchdTestSupport"]
+        ),
+        .testTarget(
+            name: "FetchdHandlersTests",
+            dependencies: ["FetchdHandlers", "FetchdCore", "FetchdConfig", "CurlKit"]
+        ),
+        .testTarget(name: "FetchdStateTests", dependencies: ["FetchdState", "FetchdCore", "FetchdTestSupport"]),
+        .testTarget(
+            name: "FetchdDaemonTests",
+            dependencies: [
+                "FetchdDaemon", "FetchdControl", "FetchdConfig", "FetchdCore", "FetchdState", "FetchdTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+    ]
+)

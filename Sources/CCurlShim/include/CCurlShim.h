@@ -1,0 +1,38 @@
+// A thin, typed shim over libcurl's variadic calls. Swift cannot call C variadic functions
+// such as curl_easy_setopt, so each argument type gets one non-variadic wrapper here.
+#ifndef FETCHD_CCURL_SHIM_H
+#define FETCHD_CCURL_SHIM_H
+
+#include <curl/curl.h>
+#include <stddef.h>
+
+/// Sets a long-valued option (CURLOPT_TIMEOUT_MS, CURLOPT_NOSIGNAL, ...).
+CURLcode fetchd_curl_setopt_long(CURL *handle, CURLoption option, long value);
+/// Sets a string-valued option; libcurl copies the string.
+CURLcode fetchd_curl_setopt_string(CURL *handle, CURLoption option, const char *value);
+/// Sets a pointer-valued option (userdata, slist).
+CURLcode fetchd_curl_setopt_pointer(CURL *handle, CURLoption option, void *value);
+/// Sets a curl_off_t-valued option (CURLOPT_MAXFILESIZE_LARGE, ...).
+CURLcode fetchd_curl_setopt_off(CURL *handle, CURLoption option, curl_off_t value);
+
+/// The body callback: receives `size * count` bytes; returns the bytes it consumed.
+typedef size_t (*fetchd_curl_data_callback)(char *data, size_t size, size_t count, void *userdata);
+/// The progress callback: returns non-zero to abort the transfer.
+typedef int (*fetchd_curl_progress_callback)(void *userdata, curl_off_t dltotal, curl_off_t dlnow,
+                                             curl_off_t ultotal, curl_off_t ulnow);
+
+/// Installs the body (CURLOPT_WRITEFUNCTION) callback.
+CURLcode fetchd_curl_set_write_callback(CURL *handle, fetchd_curl_data_callback callback);
+/// Installs the header (CURLOPT_HEADERFUNCTION) callback.
+CURLcode fetchd_curl_set_header_callback(CURL *handle, fetchd_curl_data_callback callback);
+/// Installs the progress (CURLOPT_XFERINFOFUNCTION) callback and enables progress reporting.
+CURLcode fetchd_curl_set_progress_callback(CURL *handle, fetchd_curl_progress_callback callback);
+
+/// Reads a long-valued info (CURLINFO_RESPONSE_CODE, ...).
+CURLcode fetchd_curl_getinfo_long(CURL *handle, CURLINFO info, long *value);
+/// Reads a string-valued info (CURLINFO_EFFECTIVE_URL, CURLINFO_CONTENT_TYPE, ...).
+CURLcode fetchd_curl_getinfo_string(CURL *handle, CURLINFO info, const char **value);
+/// Reads a curl_off_t-valued info (CURLINFO_TOTAL_TIME_T, ...).
+CURLcode fetchd_curl_getinfo_off(CURL *handle, CURLINFO info, curl_off_t *value);
+
+#endif

@@ -1,0 +1,88 @@
+/// Everything one HTTP fetch needs; plain Swift values, no libcurl types.
+public struct HTTPRequest: Sendable {
+    /// The URL to GET.
+    public var url: String
+    /// Where the response body is written (created or truncated).
+    public var outputPath: String
+    /// Extra request headers, `Name: value`.
+    public var headers: [String] = []
+    /// The User-Agent header.
+    public var userAgent: String
+    /// The whole transfer's time limit, in milliseconds (the handler's remaining deadline).
+    public var timeoutMilliseconds: Int
+    /// The largest decoded body accepted, in bytes; the transfer stops as soon as it is exceeded.
+    public var maxBytes: Int
+    /// Whether `file://` URLs may be read (never on redirects).
+    public var allowFileURLs: Bool = false
+    /// How many redirects are followed.
+    public var maxRedirects: Int = 10
+    /// A transfer slower than this many bytes per second ...
+    public var lowSpeedBytesPerSecond: Int = 1
+    /// ... for this many seconds is ended as stalled.
+    public var lowSpeedSeconds: Int = 30
+
+    /// Creates a request.
+    public init(url: String, outputPath: String, userAgent: String, timeoutMilliseconds: Int, maxBytes: Int) {
+        self.url = url
+        self.outputPath = outputPath
+        self.userAgent = userAgent
+        self.timeoutMilliseconds = timeoutMilliseconds
+        self.maxBytes = maxBytes
+    }
+}
+
+/// What came back from a completed transfer.
+public struct HTTPResponse: Sendable, Equatable {
+    /// The HTTP status (200 for `file://`).
+    public var status: Int
+    /// The URL after redirects.
+    public var effectiveURL: String
+    /// The Content-Type header, if any.
+    public var contentType: String?
+    /// Response headers of the final response, names lower-cased.
+    public var headers: [String: String]
+    /// Decoded body bytes written.
+    public var bodyBytes: Int
+    /// Total transfer time, in milliseconds.
+    public var totalMilliseconds: Int
+}
+
+/// Why a transfer failed, precisely enough for a person to act on.
+public enum HTTPFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The host name could not be resolved.
+    case dns(String)
+    /// The TCP connection could not be made.
+    case connect(String)
+    /// TLS failed (handshake or certificate verification).
+    case tls(String)
+    /// The time limit passed or the transfer stalled.
+    case timeout(String)
+    /// The body exceeded the byte limit.
+    case tooLarge(limit: Int)
+    /// More redirects than allowed.
+    case tooManyRedirects(limit: Int)
+    /// The URL or a redirect used a scheme that is not allowed.
+    case forbiddenScheme(String)
+    /// The transfer was cancelled (deadline or shutdown).
+    case cancelled
+    /// Writing the body to disk failed.
+    case write(String)
+    /// Any other libcurl error, with its code.
+    case other(code: Int, message: String)
+
+    /// A one-line reason for logs and status.
+    public var description: String {
+        switch self {
+        case .dns(let detail): "DNS: \(detail)"
+        case .connect(let detail): "connect: \(detail)"
+        case .tls(let detail): "TLS: \(detail)"
+        case .timeout(let detail): "timeout: \(detail)"
+        case .tooLarge(let limit): "too large: the body exceeds max_bytes (\(limit) bytes)"
+        case .tooManyRedirects(let limit): "too many redirects (more than \(limit))"
+        case .forbiddenScheme(let detail): "forbidden scheme: \(detail)"
+        case .cancelled: "cancelled"
+        case .write(let detail): "write: \(detail)"
+        case .other(let code, let message): "curl error \(code): \(message)"
+        }
+    }
+}

@@ -1,0 +1,169 @@
+import FetchdCore
+import Foundation
+import TOMLKit
+
+/// A loaded configuration: daemon settings, the handlers that passed validation, and the
+/// problems found in handler files (which disable the affected handlers, not the daemon).
+public struct LoadedConfig: Sendable, Equatable {
+    /// The main file's path, or nil when defaults were used because it does not exist.
+    public var mainFile: String?
+    /// Daemon-wide settings.
+    public var daemon: DaemonConfig
+    /// Valid handlers, in file order.
+    public var handlers: [HandlerConfig]
+    /// Problems in handler files; each names the file, line and key.
+    public var diagnostics: [ConfigDiagnostic]
+    /// The handler drop-in folder that was read.
+    public var handlersDirectory: String
+
+    /// The handler named `name`, if it is loaded.
+    public func handler(named name: String) -> HandlerConfig? { handlers.first { $0.name == name } }
+}
+
+/// Reads `fetchd.toml` and its `handlers.d/*.toml` drop-ins.
+public enum ConfigLoader {
+    /// Loads the main file and every handler file.
+    ///
+    /// - Parameter requireMainFile: when false, a missing main file means "all defaults"
+    ///   (the packaged default path); when true (an explicit `--config`), it is an error.
+    /// - Throws: `ConfigLoadError` when the main file is unreadable, unparseable or invalid.
+    public static func load(mainFile: String, requireMainFile: Bool = true) throws(ConfigLoadError) -> LoadedConfig {
+        var daemon = DaemonConfig()
+        var usedMainFile: String? = mainFile
+        if !requireMainFile && !FileManager.default.fileExists(atPath: mainFile) {
+            usedMainFile = nil
+        } else {
+            let parsed = parse(file: mainFile)
+            guard let document = parsed.document else { throw ConfigLoadError(diagnostics: parsed.diagnostics) }
+            var reader = TableReader(table: document.table, file: mainFile, lines: document.lines,
+                                     section: .init(name: "", element: nil))
+            daemon = DaemonConfig.read(from: &reader)
+            guard reader.diagnostics.isEmpty else { throw ConfigLoadError(diagnostics: reader.diagnostics) }
+        }
+        let baseDirectory = (mainFile as NSString).deletingLastPathComponent
+        let handlersDirectory = daemon.handlersDirectory.hasPrefix("/")
+            ? daemon.handlersDirectory
+            : (baseDirectory.isEmpty ? "." : baseDirectory) + "/" + daemon.handlersDirectory
+        var (handlers, diagnostics) = loadHandlers(directory: handlersDirectory, daemon: daemon)
+        if let usedMainFile, let inline = parse(file: usedMainFile).document, inline.table["handler"] != nil {
+            let (mainHandlers, mainDiagnostics) = readHandlers(in: inline, file: usedMainFile, daemon: daemon,
+                                                                     isHandlerFile: false)
+            handlers.insert(contentsOf: mainHandlers, at: 0)
+            diagnostics.insert(contentsOf: mainDiagnostics, at: 0)
+        }
+        rejectDuplicates(&handlers, &diagnostics)
+        return LoadedConfig(mainFile: usedMainFile, daemon: daemon, handlers: handlers,
+                            diagnostics: diagnostics, handlersDirectory: handlersDirectory)
+    }
+
+    /// Every problem in `path`, for `fetchd --check-config` and `fetchctl check-config FILE`.
+    /// A file holding only `[[handler]]` tables is checked as a handler file; anything else as a
+    /// main file together with its drop-in folder.
+    public static func check(path: String) -> [ConfigDiagnostic] {
+        let parsed = parse(file: path)
+        guard let document = parsed.document else { return parsed.diagnostics }
+        let isHandlerFile = !document.table.keys.isEmpty && document.table.keys.allSatisfy { $0 == "handler" }
+            && !path.hasSuffix("/fetchd.toml") && path != "fetchd.toml"
+        if isHandlerFile {
+            var (handlers, diagnostics) = readHandlers(in: document, file: path, daemon: DaemonConfig())
+            rejectDuplicates(&handlers, &diagnostics)
+            return diagnostics
+        }
+        do {
+            return try load(mainFile: path).diagnostics
+        } catch {
+            return error.diagnostics
+        }
+    }
+
+    /// Loads every `*.toml` file of `directory`, in name order. A missing folder holds no handlers.
+    static func loadHandlers(directory: String, daemon: DaemonConfig) -> ([HandlerConfig], [ConfigDiagnostic]) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return ([], []) }
+        var handlers: [HandlerConfig] = []
+        var diagnostics: [ConfigDiagnostic] = []
+        for name in names.sorted() where name.hasSuffix(".toml") && !name.hasPrefix(".") {
+            let file = directory + "/" + name
+            let parsed = parse(file: file)
+            guard let document = parsed.document else { diagnostics += parsed.diagnostics; continue }
+            let (found, problems) = readHandlers(in: document, file: file, daemon: daemon)
+            handlers += found
+            diagnostics += problems
+        }
+        return (handlers, diagnostics)
+    }
+
+    private static func readHandlers(in document: ParsedDocument, file: String, daemon: DaemonConfig,
+                                     isHandlerFile: Bool = true) -> ([HandlerConfig], [ConfigDiagnostic])
+    {
+        var handlers: [HandlerConfig] = []
+        var diagnostics: [ConfigDiagnostic] = []
+        for key in document.table.keys.sorted() where key != "handler" && isHandlerFile {
+            diagnostics.append(ConfigDiagnostic(
+                file: file, line: document.lines.line(of: key, in: .init(name: "", element: nil)), key: key,
+                message: "unknown key; a handler file holds only [[handler]] tables"))
+        }
+        guard let value = document.table["handler"] else { return (handlers, diagnostics) }
+        guard let array = value.array else {
+            diagnostics.append(ConfigDiagnostic(
+                file: file, line: document.lines.headerLine(of: .init(name: "handler", element: nil))
+                    ?? document.lines.line(of: "handler", in: .init(name: "", element: nil)),
+                key: "handler", message: "expected [[handler]] (an array of tables), found \(TableReader.describe(value.type))"))
+            return (handlers, diagnostics)
+        }
+        for (index, element) in array.enumerated() {
+            let section = TOMLLineIndex.Section(name: "handler", element: index)
+            guard let table = element.table else {
+                diagnostics.append(ConfigDiagnostic(file: file, line: document.lines.headerLine(of: section),
+                                                    key: "handler", message: "each handler must be a table"))
+                continue
+            }
+            var reader = TableReader(table: table, file: file, lines: document.lines, section: section, keyPrefix: "")
+            if let handler = HandlerConfig.read(from: &reader, daemon: daemon) { handlers.append(handler) }
+            diagnostics += reader.diagnostics
+        }
+        return (handlers, diagnostics)
+    }
+
+    /// Keeps the first definition of each name; a later one is an error pointing at the first.
+    private static func rejectDuplicates(_ handlers: inout [HandlerConfig], _ diagnostics: inout [ConfigDiagnostic]) {
+        var seen: [String: HandlerConfig] = [:]
+        handlers = handlers.filter { handler in
+            if let first = seen[handler.name] {
+                diagnostics.append(ConfigDiagnostic(
+                    file: handler.sourceFile, line: handler.sourceLine, key: "name",
+                    message: "duplicate handler name \"\(handler.name)\"; it is already defined at \(first.sourceFile):\(first.sourceLine ?? 0)",
+                    handler: handler.name))
+                return false
+            }
+            seen[handler.name] = handler
+            return true
+        }
+    }
+
+    struct ParsedDocument {
+        let table: TOMLTable
+        let lines: TOMLLineIndex
+    }
+
+    private static func parse(file: String) -> (document: ParsedDocument?, diagnostics: [ConfigDiagnostic]) {
+        let text: String
+        do {
+            text = try String(contentsOfFile: file, encoding: .utf8)
+        } catch {
+            let reason = (error as NSError).localizedFailureReason ?? "\(error)"
+            let exists = FileManager.default.fileExists(atPath: file)
+            return (nil, [ConfigDiagnostic(file: file, line: nil, key: nil,
+                message: exists ? "cannot read the file (\(reason)); check its permissions and encoding (UTF-8)"
+                                : "the file does not exist")])
+        }
+        do {
+            let table = try TOMLTable(string: text)
+            return (ParsedDocument(table: table, lines: TOMLLineIndex(text)), [])
+        } catch let error as TOMLParseError {
+            return (nil, [ConfigDiagnostic(file: file, line: error.source.begin.line, key: nil,
+                                           message: "not valid TOML: \(error.description)")])
+        } catch {
+            return (nil, [ConfigDiagnostic(file: file, line: nil, key: nil, message: "not valid TOML: \(error)")])
+        }
+    }
+}

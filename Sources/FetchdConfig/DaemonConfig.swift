@@ -1,0 +1,81 @@
+import FetchdCore
+
+/// Daemon-wide settings from the main file, `fetchd.toml`.
+public struct DaemonConfig: Sendable, Equatable {
+    /// Where snapshots are written.
+    public var cacheDirectory: String = Defaults.cacheDirectory
+    /// Where the state database lives.
+    public var stateDirectory: String = Defaults.stateDirectory
+    /// Where runtime files (the control socket) live.
+    public var runtimeDirectory: String = Defaults.runtimeDirectory
+    /// The control socket's path; nil means `<runtime_dir>/control.sock`.
+    public var socketPathOverride: String?
+    /// The folder of handler files; relative paths are taken from the main file's folder.
+    public var handlersDirectory: String = Defaults.handlersDirectoryName
+    /// How many handlers may run at once.
+    public var maxConcurrent: Int = Defaults.maxConcurrent
+    /// The deadline of handlers that do not set one, in seconds.
+    public var defaultDeadlineSeconds: Double = Defaults.deadlineSeconds
+    /// The longest deadline any handler may have, in seconds.
+    public var maxDeadlineSeconds: Double = Defaults.maxDeadlineSeconds
+    /// Time between SIGTERM and SIGKILL for exec handlers past their deadline, in seconds.
+    public var killGraceSeconds: Double = Defaults.killGraceSeconds
+    /// Time between wakes that look for due handlers, in seconds.
+    public var heartbeatSeconds: Double = Defaults.heartbeatSeconds
+    /// Total cache size cap, in bytes.
+    public var cacheMaxBytes: Int = Defaults.cacheMaxBytes
+    /// The control socket's permission bits.
+    public var socketMode: Int = Defaults.socketMode
+    /// A group whose members may use the control socket besides root and the daemon's user.
+    public var controlGroup: String?
+
+    /// A configuration with every default.
+    public init() {}
+
+    /// The control socket path actually used.
+    public var socketPath: String {
+        socketPathOverride ?? runtimeDirectory + "/" + Defaults.socketFileName
+    }
+
+    /// The state database's path.
+    public var databasePath: String { stateDirectory + "/" + Defaults.databaseFileName }
+
+    /// Every key the main file accepts, for unknown-key suggestions.
+    static let knownKeys = [
+        "cache_dir", "state_dir", "runtime_dir", "socket", "handlers_dir", "max_concurrent",
+        "default_deadline", "max_deadline", "kill_grace", "heartbeat", "cache_max_bytes",
+        "socket_mode", "control_group",
+    ]
+
+    /// Reads the main file's table, recording problems in `reader`.
+    static func read(from reader: inout TableReader) -> DaemonConfig {
+        var config = DaemonConfig()
+        if let value = reader.string("cache_dir") { config.cacheDirectory = value }
+        if let value = reader.string("state_dir") { config.stateDirectory = value }
+        if let value = reader.string("runtime_dir") { config.runtimeDirectory = value }
+        config.socketPathOverride = reader.string("socket")
+        if let value = reader.string("handlers_dir") { config.handlersDirectory = value }
+        for (key, path) in [("cache_dir", config.cacheDirectory), ("state_dir", config.stateDirectory),
+                            ("runtime_dir", config.runtimeDirectory)] where path.isEmpty {
+            reader.report(key, "the path is empty; expected a directory such as \"/var/lib/fetchd\"")
+        }
+        if let value = reader.int("max_concurrent", in: 1...1024) { config.maxConcurrent = value }
+        if let value = reader.durationSeconds("max_deadline", in: 1...86_400) { config.maxDeadlineSeconds = value }
+        if let value = reader.durationSeconds("default_deadline", in: 0.1...config.maxDeadlineSeconds) {
+            config.defaultDeadlineSeconds = value
+        }
+        if let value = reader.durationSeconds("kill_grace", in: 0...300) { config.killGraceSeconds = value }
+        if let value = reader.durationSeconds("heartbeat", in: 1...86_400) { config.heartbeatSeconds = value }
+        if let value = reader.int("cache_max_bytes", in: 1024...Int.max) { config.cacheMaxBytes = value }
+        if let text = reader.string("socket_mode") {
+            if let mode = Int(text, radix: 8), (0...0o777).contains(mode) {
+                config.socketMode = mode
+            } else {
+                reader.report("socket_mode", "\"\(text)\" is not an octal permission mode; expected e.g. \"0660\"")
+            }
+        }
+        config.controlGroup = reader.string("control_group").flatMap { $0.isEmpty ? nil : $0 }
+        reader.reportUnknownKeys(known: knownKeys + ["handler"])
+        return config
+    }
+}

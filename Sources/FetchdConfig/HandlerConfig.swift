@@ -1,0 +1,135 @@
+import FetchdCore
+
+/// One registered fetch handler, as written in a `handlers.d/*.toml` file.
+public struct HandlerConfig: Sendable, Equatable {
+    /// What runs the fetch.
+    public enum Kind: String, Sendable, Equatable, CaseIterable {
+        /// An HTTP(S) GET through libcurl; the body becomes the snapshot.
+        case http
+        /// A program that writes its snapshot to `$FETCHD_OUTPUT` and reports by exit status.
+        case exec
+    }
+
+    /// The floor between two fetches (iOS's `setMinimumBackgroundFetchInterval`): a lower
+    /// bound since the last attempt, never a promise that a fetch will happen then.
+    public enum MinInterval: Sendable, Equatable {
+        /// As often as the daemon wakes.
+        case minimum
+        /// Never on a schedule; only when asked (`fetchctl fetch`).
+        case never
+        /// At least this many seconds since the last attempt.
+        case seconds(Double)
+    }
+
+    /// Unique name; also the snapshot directory's name.
+    public var name: String
+    /// What runs the fetch.
+    public var kind: Kind
+    /// The URL fetched by an `http` handler.
+    public var url: String?
+    /// The argv run by an `exec` handler (no shell involved).
+    public var command: [String]?
+    /// Extra environment for an `exec` handler.
+    public var environment: [String: String] = [:]
+    /// The floor between fetches.
+    public var minInterval: MinInterval = .minimum
+    /// How long one fetch may run, in seconds.
+    public var deadlineSeconds: Double
+    /// How many snapshot versions to keep.
+    public var retain: Int = Defaults.retain
+    /// The largest snapshot accepted, in bytes.
+    public var maxBytes: Int = Defaults.maxBytes
+    /// Whether the handler is scheduled at all.
+    public var enabled: Bool = true
+    /// Whether an `http` handler may read `file://` URLs (local use and tests only).
+    public var allowFileURLs: Bool = false
+    /// The file the handler was defined in.
+    public var sourceFile: String
+    /// The line of the handler's `[[handler]]` header.
+    public var sourceLine: Int?
+
+    /// Creates a handler configuration.
+    public init(name: String, kind: Kind, deadlineSeconds: Double = Defaults.deadlineSeconds,
+                sourceFile: String = "<memory>", sourceLine: Int? = nil) {
+        self.name = name
+        self.kind = kind
+        self.deadlineSeconds = deadlineSeconds
+        self.sourceFile = sourceFile
+        self.sourceLine = sourceLine
+    }
+
+    static let knownKeys = [
+        "name", "kind", "url", "command", "environment", "min_interval", "deadline", "retain",
+        "max_bytes", "enabled", "allow_file_urls",
+    ]
+
+    /// Reads one `[[handler]]` table; returns nil when it cannot be used (problems are in `reader`).
+    static func read(from reader: inout TableReader, daemon: DaemonConfig) -> HandlerConfig? {
+        let name = reader.string("name", required: true)
+        if let name, let problem = HandlerName.problem(with: name) {
+            reader.report("name", "\"\(name)\" is not a safe handler name: \(problem)")
+        }
+        reader.handlerName = name
+        let kindText = reader.string("kind", required: true)
+        let kind = kindText.flatMap(Kind.init(rawValue:))
+        if let kindText, kind == nil {
+            reader.report("kind", "\"\(kindText)\" is not a handler kind; expected \"http\" or \"exec\"")
+        }
+        let before = reader.diagnostics.count
+        var handler = HandlerConfig(name: name ?? "", kind: kind ?? .exec,
+                                    deadlineSeconds: daemon.defaultDeadlineSeconds,
+                                    sourceFile: reader.file, sourceLine: reader.lines.headerLine(of: reader.section))
+        handler.url = reader.string("url")
+        handler.command = reader.stringArray("command")
+        if let environment = reader.stringTable("environment") { handler.environment = environment }
+        if let text = reader.string("min_interval") {
+            switch text {
+            case "minimum": handler.minInterval = .minimum
+            case "never": handler.minInterval = .never
+            default:
+                if let seconds = reader.checkedDuration("min_interval", text, in: 0...(365 * 86_400)) {
+                    handler.minInterval = .seconds(seconds)
+                }
+            }
+        }
+        if let seconds = reader.durationSeconds("deadline", in: 0.1...daemon.maxDeadlineSeconds) {
+            handler.deadlineSeconds = seconds
+        }
+        if let retain = reader.int("retain", in: 1...1000) { handler.retain = retain }
+        if let maxBytes = reader.int("max_bytes", in: 1...(64 * 1024 * 1024 * 1024)) { handler.maxBytes = maxBytes }
+        if let enabled = reader.bool("enabled") { handler.enabled = enabled }
+        if let allow = reader.bool("allow_file_urls") { handler.allowFileURLs = allow }
+        handler.checkKindSpecificKeys(&reader)
+        reader.reportUnknownKeys(known: knownKeys)
+        guard name != nil, kind != nil, reader.diagnostics.count == before,
+              HandlerName.isValid(handler.name) else { return nil }
+        return handler
+    }
+
+    private func checkKindSpecificKeys(_ reader: inout TableReader) {
+        switch kind {
+        case .http:
+            if let url {
+                let lower = url.lowercased()
+                if lower.hasPrefix("file://") {
+                    if !allowFileURLs {
+                        reader.report("url", "file:// URLs are refused unless the handler sets allow_file_urls = true")
+                    }
+                } else if !(lower.hasPrefix("http://") || lower.hasPrefix("https://")) {
+                    reader.report("url", "\"\(url)\" is not an http:// or https:// URL")
+                }
+            } else if reader.table["url"] == nil {
+                reader.report(nil, "an http handler needs a \"url\" key")
+            }
+            if reader.table["command"] != nil { reader.report("command", "\"command\" belongs to exec handlers; this one is http") }
+        case .exec:
+            if command == nil && reader.table["command"] == nil {
+                reader.report(nil, "an exec handler needs a \"command\" key: an argv array such as [\"/usr/bin/prog\", \"--flag\"]")
+            }
+            if let program = command?.first, program.isEmpty {
+                reader.report("command", "the program (first element) is empty; expected a path such as \"/usr/bin/prog\"")
+            }
+            if reader.table["url"] != nil { reader.report("url", "\"url\" belongs to http handlers; this one is exec") }
+        }
+    }
+}

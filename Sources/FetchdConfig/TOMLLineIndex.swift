@@ -1,0 +1,133 @@
+/// Finds the line on which a key or table header stands in a TOML document.
+///
+/// TOMLKit parses values but does not expose where they came from, and a diagnostic that
+/// names no line is little help. This index scans the text once, following table headers
+/// (`[table]`, `[[array]]`) and key assignments, while skipping the inside of multi-line
+/// strings and multi-line arrays so their contents are never mistaken for keys.
+struct TOMLLineIndex {
+    /// A table section: its dotted name and, for `[[array]]` sections, which element it is.
+    struct Section: Hashable {
+        var name: String
+        var element: Int?
+    }
+
+    private var keyLines: [Section: [String: Int]] = [:]
+    private var headerLines: [Section: Int] = [:]
+
+    /// Indexes `text`.
+    init(_ text: String) {
+        var section = Section(name: "", element: nil)
+        var arrayCounts: [String: Int] = [:]
+        var openMultilineString: String?  // the delimiter while inside """ or '''
+        var bracketDepth = 0
+        for (offset, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let lineNumber = offset + 1
+            var line = Substring(rawLine)
+            if let delimiter = openMultilineString {
+                guard let end = line.range(of: delimiter) else { continue }
+                openMultilineString = nil
+                line = line[end.upperBound...]
+                bracketDepth += Self.bracketBalance(of: line)
+                continue
+            }
+            if bracketDepth > 0 {
+                bracketDepth += Self.bracketBalance(of: line)
+                continue
+            }
+            let trimmed = line.drop(while: { $0 == " " || $0 == "\t" })
+            if trimmed.hasPrefix("[[") {
+                let name = Self.headerName(trimmed.dropFirst(2), closing: "]]")
+                let element = arrayCounts[name, default: 0]
+                arrayCounts[name] = element + 1
+                section = Section(name: name, element: element)
+                headerLines[section] = lineNumber
+            } else if trimmed.hasPrefix("[") {
+                section = Section(name: Self.headerName(trimmed.dropFirst(), closing: "]"), element: nil)
+                headerLines[section] = lineNumber
+            } else if let equals = Self.assignmentSplit(trimmed) {
+                let key = Self.normalisedKey(trimmed[..<equals])
+                if keyLines[section, default: [:]][key] == nil {
+                    keyLines[section, default: [:]][key] = lineNumber
+                }
+                let value = trimmed[trimmed.index(after: equals)...]
+                for delimiter in ["\"\"\"", "'''"] {
+                    if let start = value.range(of: delimiter),
+                       value[start.upperBound...].range(of: delimiter) == nil {
+                        openMultilineString = delimiter
+                    }
+                }
+                if openMultilineString == nil { bracketDepth = max(0, Self.bracketBalance(of: value)) }
+            }
+        }
+    }
+
+    /// The line of `key` in `section`, or of its section header when the key is not written there.
+    func line(of key: String, in section: Section) -> Int? {
+        keyLines[section]?[key] ?? headerLines[section]
+    }
+
+    /// The line of the section's header.
+    func headerLine(of section: Section) -> Int? { headerLines[section] }
+
+    private static func headerName(_ text: Substring, closing: String) -> String {
+        let inner = text.range(of: closing).map { text[..<$0.lowerBound] } ?? text
+        return normalisedKey(inner)
+    }
+
+    /// Joins a possibly dotted, possibly quoted key into one canonical dotted string.
+    private static func normalisedKey(_ text: Substring) -> String {
+        text.split(separator: ".").map { part in
+            var piece = part.trimmingCharacters(in: " \t")
+            if piece.count >= 2, let first = piece.first, first == "\"" || first == "'", piece.last == first {
+                piece = String(piece.dropFirst().dropLast())
+            }
+            return piece
+        }.joined(separator: ".")
+    }
+
+    /// The index of the `=` of a `key = value` line, ignoring `=` inside a quoted key.
+    private static func assignmentSplit(_ line: Substring) -> Substring.Index? {
+        guard let first = line.first, first != "#" else { return nil }
+        var quote: Character?
+        for index in line.indices {
+            let character = line[index]
+            if let open = quote {
+                if character == open { quote = nil }
+            } else if character == "\"" || character == "'" {
+                quote = character
+            } else if character == "=" {
+                return index
+            } else if character == "#" {
+                return nil
+            }
+        }
+        return nil
+    }
+
+    /// Net count of `[` minus `]` outside strings and comments, to follow multi-line arrays.
+    private static func bracketBalance(of text: Substring) -> Int {
+        var balance = 0
+        var quote: Character?
+        var escaped = false
+        for character in text {
+            if let open = quote {
+                if escaped { escaped = false } else if character == "\\" && open == "\"" { escaped = true } else if character == open { quote = nil }
+                continue
+            }
+            switch character {
+            case "\"", "'": quote = character
+            case "[", "{": balance += 1
+            case "]", "}": balance -= 1
+            case "#": return balance
+            default: break
+            }
+        }
+        return balance
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingCharacters(in set: String) -> String {
+        String(self.drop(while: { set.contains($0) }).reversed().drop(while: { set.contains($0) }).reversed())
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+
+/// The control protocol spoken on fetchd's Unix socket.
+///
+/// Framing: one JSON object per line (UTF-8, `\n`-terminated), at most `maxLineBytes`.
+/// The client sends a `ControlRequest`; the daemon answers with one `ControlResponse` and the
+/// connection may carry further requests. Every message carries `version`; a daemon answers a
+/// request of a version it does not speak with the error `unsupported-version`. Fields are
+/// only ever added within a version, so old clients ignore what they do not know.
+public enum ControlProtocol {
+    /// The protocol version this build speaks.
+    public static let version = 1
+    /// The longest request line accepted, in bytes.
+    public static let maxLineBytes = 64 * 1024
+
+    /// The encoder for every message: ISO-8601 dates, sorted keys.
+    public static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+
+    /// The decoder matching `encoder()`.
+    public static func decoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+}
+
+/// A request from a client.
+public struct ControlRequest: Codable, Sendable, Equatable {
+    /// What the client asks for.
+    public enum Command: String, Codable, Sendable, CaseIterable {
+        /// Liveness and version.
+        case ping
+        /// Every handler's state (`StatusReport`).
+        case status
+        /// Run a handler now (`FetchReport`).
+        case fetch
+        /// A handler's recent results (`[HistoryEntry]`).
+        case history
+    }
+
+    /// The protocol version the client speaks.
+    public var version: Int
+    /// The command.
+    public var command: Command
+    /// The handler, for `fetch` and `history`.
+    public var handler: String?
+    /// For `fetch`: wait for the result instead of returning once it has started.
+    public var wait: Bool?
+    /// For `history`: how many entries.
+    public var limit: Int?
+    /// For `status`: reset the "new data since last look" counters (default true).
+    public var markSeen: Bool?
+
+    /// Creates a request of the current version.
+    public init(command: Command, handler: String? = nil, wait: Bool? = nil, limit: Int? = nil, markSeen: Bool? = nil) {
+        self.version = ControlProtocol.version
+        self.command = command
+        self.handler = handler
+        self.wait = wait
+        self.limit = limit
+        self.markSeen = markSeen
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case version, command, handler, wait, limit
+        case markSeen = "mark_seen"
+    }
+}
+
+/// The daemon's answer to one request.
+public struct ControlResponse: Codable, Sendable, Equatable {
+    /// The protocol version of the answer.
+    public var version: Int = ControlProtocol.version
+    /// True when the request succeeded; otherwise `error` says why.
+    public var ok: Bool
+    /// The failure, when `ok` is false.
+    public var error: ControlError?
+    /// For `ping`.
+    public var pong: PingReport?
+    /// For `status`.
+    public var status: StatusReport?
+    /// For `fetch`.
+    public var fetch: FetchReport?
+    /// For `history`.
+    public var history: [HistoryEntry]?
+
+    /// A failed response.
+    public static func failure(_ code: ControlError.Code, _ message: String) -> ControlResponse {
+        ControlResponse(ok: false, error: ControlError(code: code, message: message))
+    }
+
+    /// Creates a response.
+    public init(ok: Bool = true, error: ControlError? = nil, pong: PingReport? = nil, status: StatusReport? = nil,
+                fetch: FetchReport? = nil, history: [HistoryEntry]? = nil) {
+        self.ok = ok
+        self.error = error
+        self.pong = pong
+        self.status = status
+        self.fetch = fetch
+        self.history = history
+    }
+}
+
+/// Why a request failed.
+public struct ControlError: Codable, Sendable, Equatable, Error, CustomStringConvertible {
+    /// Machine-readable failure kinds.
+    public enum Code: String, Codable, Sendable {
+        /// The request was not valid JSON or lacked a field.
+        case badRequest = "bad-request"
+        /// The request's protocol version is not spoken by this daemon.
+        case unsupportedVersion = "unsupported-version"
+        /// The peer is not allowed to use the socket.
+        case unauthorized
+        /// No such handler is loaded.
+        case unknownHandler = "unknown-handler"
+        /// The daemon is shutting down.
+        case shuttingDown = "shutting-down"
+        /// Something failed inside the daemon.
+        case internalError = "internal"
+    }
+
+    /// The failure kind.
+    public var code: Code
+    /// What went wrong and what to do, for people.
+    public var message: String
+
+    /// Creates an error.
+    public init(code: Code, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// The message.
+    public var description: String { message }
+}

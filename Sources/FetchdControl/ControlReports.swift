@@ -1,0 +1,204 @@
+import Foundation
+
+/// Answer to `ping`.
+public struct PingReport: Codable, Sendable, Equatable {
+    /// The daemon's version.
+    public var daemonVersion: String
+    /// The daemon's process id.
+    public var pid: Int32
+
+    /// Creates a report.
+    public init(daemonVersion: String, pid: Int32) {
+        self.daemonVersion = daemonVersion
+        self.pid = pid
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case pid
+        case daemonVersion = "daemon_version"
+    }
+}
+
+/// Answer to `status`: the daemon and every handler.
+public struct StatusReport: Codable, Sendable, Equatable {
+    /// The daemon's version.
+    public var daemonVersion: String
+    /// The main config file in force.
+    public var configFile: String?
+    /// When the daemon started.
+    public var startedAt: Date
+    /// Loaded handlers, in config order.
+    public var handlers: [HandlerStatus]
+    /// Problems in the config: each disabled a handler (or was rejected at reload).
+    public var configProblems: [ConfigProblem]
+
+    /// Creates a report.
+    public init(daemonVersion: String, configFile: String?, startedAt: Date, handlers: [HandlerStatus],
+                configProblems: [ConfigProblem]) {
+        self.daemonVersion = daemonVersion
+        self.configFile = configFile
+        self.startedAt = startedAt
+        self.handlers = handlers
+        self.configProblems = configProblems
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case handlers
+        case daemonVersion = "daemon_version"
+        case configFile = "config_file"
+        case startedAt = "started_at"
+        case configProblems = "config_problems"
+    }
+}
+
+/// One handler's line in `fetchctl status`.
+public struct HandlerStatus: Codable, Sendable, Equatable {
+    /// The handler's name.
+    public var name: String
+    /// `http` or `exec`.
+    public var kind: String
+    /// Whether it is scheduled.
+    public var enabled: Bool
+    /// Whether a fetch is running now.
+    public var running: Bool
+    /// The last result's name, if it ever ran.
+    public var lastResult: String?
+    /// The last failure's reason.
+    public var lastReason: String?
+    /// When the last fetch started.
+    public var lastAttemptAt: Date?
+    /// When the last successful fetch finished.
+    public var lastSuccessAt: Date?
+    /// The earliest time the schedule allows the next fetch (nil: never scheduled).
+    public var nextEligibleAt: Date?
+    /// `newData` results since the last `fetchctl status`.
+    public var newDataSinceLastLook: Int
+    /// Failures in a row.
+    public var consecutiveFailures: Int
+    /// The stable path of the latest snapshot, when there is one.
+    public var snapshotPath: String?
+
+    /// Creates a status line.
+    public init(name: String, kind: String, enabled: Bool, running: Bool, lastResult: String? = nil,
+                lastReason: String? = nil, lastAttemptAt: Date? = nil, lastSuccessAt: Date? = nil,
+                nextEligibleAt: Date? = nil, newDataSinceLastLook: Int = 0, consecutiveFailures: Int = 0,
+                snapshotPath: String? = nil) {
+        self.name = name
+        self.kind = kind
+        self.enabled = enabled
+        self.running = running
+        self.lastResult = lastResult
+        self.lastReason = lastReason
+        self.lastAttemptAt = lastAttemptAt
+        self.lastSuccessAt = lastSuccessAt
+        self.nextEligibleAt = nextEligibleAt
+        self.newDataSinceLastLook = newDataSinceLastLook
+        self.consecutiveFailures = consecutiveFailures
+        self.snapshotPath = snapshotPath
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case name, kind, enabled, running
+        case lastResult = "last_result"
+        case lastReason = "last_reason"
+        case lastAttemptAt = "last_attempt_at"
+        case lastSuccessAt = "last_success_at"
+        case nextEligibleAt = "next_eligible_at"
+        case newDataSinceLastLook = "new_data_since_last_look"
+        case consecutiveFailures = "consecutive_failures"
+        case snapshotPath = "snapshot_path"
+    }
+}
+
+/// A config problem as shown by `fetchctl status`.
+public struct ConfigProblem: Codable, Sendable, Equatable {
+    /// The file.
+    public var file: String
+    /// The line, when known.
+    public var line: Int?
+    /// The key, when one is to blame.
+    public var key: String?
+    /// The handler affected, when known.
+    public var handler: String?
+    /// What is wrong.
+    public var message: String
+
+    /// Creates a problem.
+    public init(file: String, line: Int?, key: String?, handler: String?, message: String) {
+        self.file = file
+        self.line = line
+        self.key = key
+        self.handler = handler
+        self.message = message
+    }
+}
+
+/// Answer to `fetch`.
+public struct FetchReport: Codable, Sendable, Equatable {
+    /// The handler.
+    public var handler: String
+    /// The result's name; nil when the client did not wait.
+    public var result: String?
+    /// The failure reason.
+    public var reason: String?
+    /// How long the fetch took, in milliseconds (when waited for).
+    public var durationMilliseconds: Int?
+    /// The latest snapshot's stable path.
+    public var snapshotPath: String?
+    /// True when the fetch joined one already running instead of starting another.
+    public var joinedRunning: Bool
+
+    /// Creates a report.
+    public init(handler: String, result: String? = nil, reason: String? = nil, durationMilliseconds: Int? = nil,
+                snapshotPath: String? = nil, joinedRunning: Bool = false) {
+        self.handler = handler
+        self.result = result
+        self.reason = reason
+        self.durationMilliseconds = durationMilliseconds
+        self.snapshotPath = snapshotPath
+        self.joinedRunning = joinedRunning
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case handler, result, reason
+        case durationMilliseconds = "duration_ms"
+        case snapshotPath = "snapshot_path"
+        case joinedRunning = "joined_running"
+    }
+}
+
+/// One row of `fetchctl history`.
+public struct HistoryEntry: Codable, Sendable, Equatable {
+    /// When the fetch started.
+    public var startedAt: Date
+    /// How long it took, in milliseconds.
+    public var durationMilliseconds: Int
+    /// The result's name.
+    public var result: String
+    /// The failure reason.
+    public var reason: String?
+    /// What started it.
+    public var trigger: String
+    /// Snapshot size, when one was produced.
+    public var bytes: Int?
+    /// The snapshot version written.
+    public var version: String?
+
+    /// Creates an entry.
+    public init(startedAt: Date, durationMilliseconds: Int, result: String, reason: String?, trigger: String,
+                bytes: Int?, version: String?) {
+        self.startedAt = startedAt
+        self.durationMilliseconds = durationMilliseconds
+        self.result = result
+        self.reason = reason
+        self.trigger = trigger
+        self.bytes = bytes
+        self.version = version
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case result, reason, trigger, bytes, version
+        case startedAt = "started_at"
+        case durationMilliseconds = "duration_ms"
+    }
+}

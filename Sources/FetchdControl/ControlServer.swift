@@ -1,0 +1,135 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOExtras
+import NIOPosix
+import ServiceLifecycle
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Answers control requests; the daemon implements it.
+public protocol ControlRequestHandler: Sendable {
+    /// Handles one request from an authorised peer.
+    func handle(_ request: ControlRequest, from peer: PeerCredentials) async -> ControlResponse
+}
+
+/// The control socket: a Unix stream socket speaking `ControlProtocol`, run as a `Service`.
+public struct ControlServer: Service {
+    /// The socket's path.
+    public let path: String
+    /// The socket file's permission bits.
+    public let mode: Int
+    /// Who may connect.
+    public let policy: PeerPolicy
+    /// Where requests go.
+    public let handler: any ControlRequestHandler
+    /// Where connection problems are logged.
+    public let logger: Logger
+    /// Called once the socket is bound and ready (the daemon reports readiness after it).
+    public let onReady: @Sendable () -> Void
+
+    /// Creates the server; nothing is bound until `run()`.
+    public init(path: String, mode: Int, policy: PeerPolicy, handler: any ControlRequestHandler, logger: Logger,
+                onReady: @escaping @Sendable () -> Void = {}) {
+        self.path = path
+        self.mode = mode
+        self.policy = policy
+        self.handler = handler
+        self.logger = logger
+        self.onReady = onReady
+    }
+
+    /// Binds the socket and serves until graceful shutdown.
+    public func run() async throws {
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
+                                                withIntermediateDirectories: true)
+        // Bind with a tight umask so the socket is never briefly more open than `mode`.
+        let oldMask = umask(0o177)
+        let server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
+        do {
+            server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .serverChannelOption(.backlog, value: 64)
+                .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { child in
+                    child.eventLoop.makeCompletedFuture {
+                        try child.pipeline.syncOperations.addHandler(
+                            ByteToMessageHandler(LineBasedFrameDecoder()))
+                        return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: child)
+                    }
+                }
+        } catch {
+            umask(oldMask)
+            throw error
+        }
+        umask(oldMask)
+        chmod(path, mode_t(mode))
+        onReady()
+        defer { unlink(path) }
+        try await withGracefulShutdownHandler {
+            try await withThrowingDiscardingTaskGroup { group in
+                try await server.executeThenClose { connections in
+                    for try await connection in connections {
+                        group.addTask { await serve(connection) }
+                    }
+                }
+            }
+        } onGracefulShutdown: {
+            server.channel.close(promise: nil)
+        }
+    }
+
+    private func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
+        do {
+            try await connection.executeThenClose { inbound, outbound in
+                let peer = try await Self.credentials(of: connection.channel)
+                if let refusal = policy.refusal(for: peer) {
+                    logger.warning("refused control connection", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
+                    try await outbound.write(Self.encode(.failure(.unauthorized, refusal)))
+                    return
+                }
+                for try await line in inbound {
+                    let response = await respond(to: line, from: peer)
+                    try await outbound.write(Self.encode(response))
+                }
+            }
+        } catch {
+            logger.debug("control connection ended: \(error)")
+        }
+    }
+
+    private func respond(to line: ByteBuffer, from peer: PeerCredentials) async -> ControlResponse {
+        guard line.readableBytes <= ControlProtocol.maxLineBytes else {
+            return .failure(.badRequest, "request longer than \(ControlProtocol.maxLineBytes) bytes")
+        }
+        let data = Data(line.readableBytesView)
+        if let probe = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+           let version = probe["version"] as? Int, version != ControlProtocol.version {
+            return .failure(.unsupportedVersion,
+                            "protocol version \(version) is not supported; this fetchd speaks version \(ControlProtocol.version)")
+        }
+        do {
+            let request = try ControlProtocol.decoder().decode(ControlRequest.self, from: data)
+            return await handler.handle(request, from: peer)
+        } catch {
+            return .failure(.badRequest, "not a valid request: \(error)")
+        }
+    }
+
+    private static func encode(_ response: ControlResponse) -> ByteBuffer {
+        var data = (try? ControlProtocol.encoder().encode(response)) ?? Data(#"{"ok":false,"version":1}"#.utf8)
+        data.append(UInt8(ascii: "\n"))
+        return ByteBuffer(bytes: data)
+    }
+
+    private static func credentials(of channel: any Channel) async throws -> PeerCredentials {
+        guard let provider = channel as? any SocketOptionProvider else {
+            throw ControlError(code: .internalError, message: "the control channel has no socket options")
+        }
+        // Glibc hides `struct ucred` behind _GNU_SOURCE; this has the same layout.
+        struct KernelCredentials: Sendable { var pid: Int32 = 0; var uid: UInt32 = 0; var gid: UInt32 = 0 }
+        let credentials: KernelCredentials = try await provider.unsafeGetSocketOption(
+            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED)).get()
+        return PeerCredentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
+    }
+}

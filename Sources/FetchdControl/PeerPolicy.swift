@@ -1,0 +1,63 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The identity of the process at the other end of the control socket (from `SO_PEERCRED`,
+/// which the kernel fills in; a client cannot forge it).
+public struct PeerCredentials: Sendable, Equatable {
+    /// The peer's process id.
+    public var pid: Int32
+    /// The peer's effective user id.
+    public var uid: UInt32
+    /// The peer's effective group id.
+    public var gid: UInt32
+
+    /// Creates credentials.
+    public init(pid: Int32, uid: UInt32, gid: UInt32) {
+        self.pid = pid
+        self.uid = uid
+        self.gid = gid
+    }
+}
+
+/// Who may use the control socket: root, the daemon's own user, and members of an optional
+/// group. The socket's file mode is the first gate; this is the second, so a socket made
+/// world-accessible by mistake still refuses strangers.
+public struct PeerPolicy: Sendable {
+    /// The daemon's effective user id.
+    public var daemonUID: UInt32
+    /// The group whose members are allowed, if any.
+    public var allowedGroupID: UInt32?
+
+    /// Creates a policy for `groupName` (nil: no extra group). Fails when the group does not exist.
+    public init(daemonUID: UInt32 = geteuid(), groupName: String?) throws(ControlError) {
+        self.daemonUID = daemonUID
+        if let groupName {
+            guard let group = getgrnam(groupName) else {
+                throw ControlError(code: .internalError,
+                                   message: "control_group \"\(groupName)\" does not exist; create it (groupadd \(groupName)) or unset control_group")
+            }
+            allowedGroupID = group.pointee.gr_gid
+        }
+    }
+
+    /// Nil when `peer` may connect, otherwise the reason it may not.
+    public func refusal(for peer: PeerCredentials) -> String? {
+        if peer.uid == 0 || peer.uid == daemonUID { return nil }
+        if let allowedGroupID, Self.isMember(uid: peer.uid, primaryGID: peer.gid, of: allowedGroupID) { return nil }
+        return "uid \(peer.uid) may not use the fetchd control socket; run as root"
+            + (allowedGroupID == nil ? " or as the daemon's user" : " or as a member of the control group")
+    }
+
+    private static func isMember(uid: UInt32, primaryGID: UInt32, of group: UInt32) -> Bool {
+        if primaryGID == group { return true }
+        guard let passwd = getpwuid(uid) else { return false }
+        var count: Int32 = 64
+        var groups = [gid_t](repeating: 0, count: Int(count))
+        if getgrouplist(passwd.pointee.pw_name, passwd.pointee.pw_gid, &groups, &count) < 0 {
+            groups = [gid_t](repeating: 0, count: Int(count))
+            guard getgrouplist(passwd.pointee.pw_name, passwd.pointee.pw_gid, &groups, &count) >= 0 else { return false }
+        }
+        return groups.prefix(Int(count)).contains(group)
+    }
+}

@@ -1,0 +1,49 @@
+/// Every default value of fetchd, in one place. `config/fetchd.toml` lists the same values,
+/// commented out; a test keeps the two in step.
+public enum Defaults {
+    /// The program's version, reported by `--version`, the control protocol and the User-Agent.
+    public static let version = "0.1.0"
+
+    /// Main configuration file.
+    public static let configFile = "/etc/fetchd/fetchd.toml"
+    /// Drop-in folder for handler files, relative to the main file's folder.
+    public static let handlersDirectoryName = "handlers.d"
+    /// Where snapshots are written (FHS: cached data that can be fetched again).
+    public static let cacheDirectory = "/var/cache/fetchd"
+    /// Where the state database lives (FHS: state that must survive restarts).
+    public static let stateDirectory = "/var/lib/fetchd"
+    /// Where the control socket lives (FHS: runtime data).
+    public static let runtimeDirectory = "/run/fetchd"
+    /// The control socket's file name inside the runtime directory.
+    public static let socketFileName = "control.sock"
+    /// The state database's file name inside the state directory.
+    public static let databaseFileName = "state.sqlite"
+
+    /// How many handlers may run at the same time.
+    public static let maxConcurrent = 4
+    /// How long a handler may run before it is stopped, in seconds (iOS gives about 30 s).
+    public static let deadlineSeconds = 30.0
+    /// The longest deadline a handler may ask for, in seconds.
+    public static let maxDeadlineSeconds = 600.0
+    /// Time between SIGTERM and SIGKILL for an exec handler past its deadline, in seconds.
+    public static let killGraceSeconds = 5.0
+    /// How often the daemon wakes to look for due handlers, in seconds.
+    public static let heartbeatSeconds = 60.0
+    /// The floor between fetches when a handler says `min_interval = "minimum"`, in seconds:
+    /// one heartbeat, i.e. "as often as the daemon wakes".
+    public static let minimumIntervalSeconds = 0.0
+    /// How many snapshot versions each handler keeps.
+    public static let retain = 3
+    /// The largest snapshot a handler may produce, in bytes.
+    public static let maxBytes = 16 * 1024 * 1024
+    /// The total size of the cache across handlers, in bytes; the oldest versions go first.
+    public static let cacheMaxBytes = 1024 * 1024 * 1024
+    /// Permissions of the control socket: owner and group only.
+    public static let socketMode = 0o660
+    /// How many rows `fetchctl history` shows by default.
+    public static let historyLimit = 20
+    /// How many fetch results per handler the database keeps.
+    public static let historyKeepPerHandler = 1000
+    /// The exit status by which an exec handler reports `noData`.
+    public static let execNoDataExitStatus: Int32 = 100
+}

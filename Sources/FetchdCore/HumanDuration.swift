@@ -1,0 +1,61 @@
+/// Parses and formats the human duration strings used in config files:
+/// `500ms`, `30s`, `15m`, `2h`, `1d`, and sums such as `1h30m`.
+public enum HumanDuration {
+    /// Why a duration string was rejected.
+    public struct ParseError: Error, CustomStringConvertible, Equatable {
+        /// The text that was rejected.
+        public let text: String
+        /// What is expected instead.
+        public var description: String {
+            "\"\(text)\" is not a duration; expected a number with a unit, e.g. \"500ms\", \"30s\", \"15m\", \"2h\", \"1d\" or \"1h30m\""
+        }
+    }
+
+    private static let unitSeconds: [(suffix: String, seconds: Double)] = [
+        ("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86_400), ("w", 604_800),
+    ]
+
+    /// Parses `text` into seconds. Whitespace between parts is allowed; a bare number is rejected
+    /// because its unit would be a guess.
+    public static func parseSeconds(_ text: String) throws(ParseError) -> Double {
+        let trimmed = text.trimmingWhitespace()
+        guard !trimmed.isEmpty else { throw ParseError(text: text) }
+        var total = 0.0
+        var rest = Substring(trimmed)
+        while !rest.isEmpty {
+            rest = rest.drop(while: { $0 == " " })
+            let number = rest.prefix(while: { $0.isNumber || $0 == "." })
+            guard !number.isEmpty, let value = Double(number) else { throw ParseError(text: text) }
+            rest = rest.dropFirst(number.count)
+            let unit = rest.prefix(while: { $0.isLetter })
+            // Longest match first so "ms" is not read as "m" followed by "s".
+            guard let match = unitSeconds.first(where: { $0.suffix == unit.lowercased() }) else {
+                throw ParseError(text: text)
+            }
+            rest = rest.dropFirst(unit.count)
+            total += value * match.seconds
+        }
+        return total
+    }
+
+    /// Formats seconds compactly: `45s`, `15m`, `2h5m`, `1d`, `250ms`.
+    public static func format(seconds: Double) -> String {
+        if seconds < 1 && seconds > 0 { return "\(Int((seconds * 1000).rounded()))ms" }
+        var remaining = Int(seconds.rounded())
+        if remaining == 0 { return "0s" }
+        var parts: [String] = []
+        for (suffix, size) in [("d", 86_400), ("h", 3600), ("m", 60), ("s", 1)] where remaining >= size {
+            parts.append("\(remaining / size)\(suffix)")
+            remaining %= size
+        }
+        return parts.joined()
+    }
+}
+
+extension String {
+    /// The string without leading and trailing spaces, tabs and newlines.
+    func trimmingWhitespace() -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+        return String(self.drop(while: isSpace).reversed().drop(while: isSpace).reversed())
+    }
+}

@@ -1,0 +1,48 @@
+import FetchdControl
+import FetchdCore
+import FetchdState
+import Foundation
+
+/// Answers control-socket requests from the coordinator's state.
+struct DaemonControlHandler: ControlRequestHandler {
+    let coordinator: FetchCoordinator
+    let scheduler: SchedulerService
+
+    func handle(_ request: ControlRequest, from peer: PeerCredentials) async -> ControlResponse {
+        switch request.command {
+        case .ping:
+            return ControlResponse(pong: PingReport(daemonVersion: Defaults.version, pid: getpid()))
+        case .status:
+            return ControlResponse(status: await coordinator.status(markSeen: request.markSeen ?? true))
+        case .history:
+            guard let name = request.handler else { return .failure(.badRequest, "history needs a handler name") }
+            guard let entries = await coordinator.history(of: name, limit: request.limit ?? Defaults.historyLimit) else {
+                return .failure(.unknownHandler, "no handler named \"\(name)\" is loaded or recorded")
+            }
+            return ControlResponse(history: entries)
+        case .fetch:
+            return await fetch(request)
+        }
+    }
+
+    private func fetch(_ request: ControlRequest) async -> ControlResponse {
+        guard let name = request.handler else { return .failure(.badRequest, "fetch needs a handler name") }
+        guard await coordinator.config.handler(named: name) != nil else {
+            return .failure(.unknownHandler, "no handler named \"\(name)\" is loaded (see fetchctl status)")
+        }
+        let joined = await coordinator.isRunning(name)
+        guard request.wait ?? false else {
+            scheduler.submit(FetchJob(handler: name, trigger: .manual, onFinish: nil))
+            return ControlResponse(fetch: FetchReport(handler: name, joinedRunning: joined))
+        }
+        let record: FetchRecord? = await withCheckedContinuation { continuation in
+            scheduler.submit(FetchJob(handler: name, trigger: .manual, onFinish: { continuation.resume(returning: $0) }))
+        }
+        guard let record else { return .failure(.shuttingDown, "fetchd is shutting down; the fetch did not run") }
+        let snapshot = await coordinator.snapshots.latestContentPath(of: name)
+        return ControlResponse(fetch: FetchReport(
+            handler: name, result: record.result, reason: record.reason,
+            durationMilliseconds: record.durationMilliseconds,
+            snapshotPath: FileManager.default.fileExists(atPath: snapshot) ? snapshot : nil, joinedRunning: joined))
+    }
+}

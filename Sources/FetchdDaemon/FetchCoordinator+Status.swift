@@ -1,0 +1,42 @@
+import FetchdConfig
+import FetchdControl
+import FetchdCore
+import FetchdState
+import Foundation
+
+extension FetchCoordinator {
+    /// The status of the daemon and every handler; `markSeen` resets the new-data counters.
+    public func status(markSeen: Bool) -> StatusReport {
+        let states = (try? state.allStates()) ?? [:]
+        if markSeen { try? state.markSeen() }
+        let handlers = config.handlers.map { handler in
+            let handlerState = states[handler.name]
+            let snapshot = snapshots.latestContentPath(of: handler.name)
+            return HandlerStatus(
+                name: handler.name, kind: handler.kind.rawValue, enabled: handler.enabled,
+                running: isRunning(handler.name), lastResult: handlerState?.lastResult,
+                lastReason: handlerState?.lastReason, lastAttemptAt: handlerState?.lastAttemptAt,
+                lastSuccessAt: handlerState?.lastSuccessAt,
+                nextEligibleAt: Scheduler.nextEligible(handler, state: handlerState).map { max($0, startedAt) },
+                newDataSinceLastLook: handlerState?.newDataUnseen ?? 0,
+                consecutiveFailures: handlerState?.consecutiveFailures ?? 0,
+                snapshotPath: FileManager.default.fileExists(atPath: snapshot) ? snapshot : nil)
+        }
+        let problems = config.diagnostics.map {
+            ConfigProblem(file: $0.file, line: $0.line, key: $0.key, handler: $0.handler, message: $0.message)
+        }
+        return StatusReport(daemonVersion: Defaults.version, configFile: config.mainFile, startedAt: startedAt,
+                            handlers: handlers, configProblems: problems)
+    }
+
+    /// The newest `limit` results of `name`, newest first; nil when no such handler is loaded
+    /// and none was ever recorded.
+    public func history(of name: String, limit: Int) -> [HistoryEntry]? {
+        let records = (try? state.history(of: name, limit: limit)) ?? []
+        if records.isEmpty && config.handler(named: name) == nil { return nil }
+        return records.map {
+            HistoryEntry(startedAt: $0.startedAt, durationMilliseconds: $0.durationMilliseconds, result: $0.result,
+                         reason: $0.reason, trigger: $0.trigger, bytes: $0.bytes, version: $0.version)
+        }
+    }
+}

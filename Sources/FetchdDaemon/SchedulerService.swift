@@ -1,0 +1,73 @@
+import FetchdCore
+import FetchdState
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// A fetch someone asked for (`fetchctl fetch`), queued to the scheduler so it runs in the
+/// scheduler's task group and outlives the request that started it.
+struct FetchJob: Sendable {
+    let handler: String
+    let trigger: FetchTrigger
+    /// Called with the result when the fetch has finished (nil when nobody waits).
+    let onFinish: (@Sendable (FetchRecord?) -> Void)?
+}
+
+/// The daemon's main loop: wakes at the next due time (at least every heartbeat), runs the
+/// due handlers, and runs queued on-demand fetches. On graceful shutdown it cancels what is
+/// running (handlers take their expiration path) and returns once all have been recorded.
+public struct SchedulerService: Service {
+    private enum Event: Sendable {
+        case wake
+        case job(FetchJob)
+    }
+
+    let coordinator: FetchCoordinator
+    let logger: Logger
+    private let events: AsyncStream<Event>
+    private let continuation: AsyncStream<Event>.Continuation
+
+    /// Creates the service.
+    public init(coordinator: FetchCoordinator, logger: Logger) {
+        self.coordinator = coordinator
+        self.logger = logger
+        (events, continuation) = AsyncStream.makeStream(of: Event.self)
+    }
+
+    /// Queues a fetch of `handler`; `onFinish` gets its record.
+    func submit(_ job: FetchJob) {
+        if case .terminated = continuation.yield(.job(job)) { job.onFinish?(nil) }
+    }
+
+    /// Runs until graceful shutdown.
+    public func run() async {
+        await withDiscardingTaskGroup { group in
+            group.addTask { await tick() }
+            for await event in events.cancelOnGracefulShutdown() {
+                switch event {
+                case .wake:
+                    group.addTask { await coordinator.runDue(trigger: .timer) }
+                case .job(let job):
+                    group.addTask {
+                        let record = await coordinator.fetch(job.handler, trigger: job.trigger)
+                        job.onFinish?(record)
+                    }
+                }
+            }
+            logger.info("stopping: cancelling running fetches")
+            continuation.finish()
+            group.cancelAll()
+        }
+    }
+
+    /// Emits a wake now and then at each next wake time, until cancelled.
+    private func tick() async {
+        while !Task.isCancelled {
+            continuation.yield(.wake)
+            let next = await coordinator.nextWake()
+            // Never spin: even when something is overdue, wait a moment before the next look.
+            let seconds = max(0.5, next.timeIntervalSinceNow)
+            do { try await Task.sleep(for: .milliseconds(Int64(seconds * 1000))) } catch { return }
+        }
+    }
+}

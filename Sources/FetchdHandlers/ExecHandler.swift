@@ -1,0 +1,107 @@
+import FetchdCore
+import Foundation
+import Subprocess
+import SystemPackage
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs a program as a fetch handler.
+///
+/// The program contract (documented in the README):
+/// - it writes its snapshot to the path in `FETCHD_OUTPUT`;
+/// - it gets `FETCHD_HANDLER`, `FETCHD_TRIGGER`, `FETCHD_DEADLINE` (Unix time, seconds) and
+///   `FETCHD_PREVIOUS` (the latest snapshot's path, when there is one);
+/// - it reports by exit status: 0 is `newData`, 100 is `noData`, anything else is `failed`.
+///
+/// The program runs in a new session (so a process group of its own) with a clean
+/// environment and stdin on /dev/null. At the deadline the whole group gets SIGTERM, and
+/// SIGKILL after the grace period. When the program exits, anything it left behind in its
+/// group is killed, so a grandchild holding stdout open cannot keep the fetch alive.
+public struct ExecHandler: FetchHandler {
+    /// The argv to run; the first element is a path or a name looked up in `PATH`.
+    public let command: [String]
+    /// Extra environment from the handler's config.
+    public let environment: [String: String]
+    /// Time between SIGTERM and SIGKILL at the deadline.
+    public let killGrace: Duration
+    /// The most stdout/stderr bytes kept for the failure reason (the tail is kept).
+    public var outputTailBytes = 2048
+
+    /// The environment every program starts from, whatever the daemon's own was.
+    static let baseEnvironment = [
+        "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "LANG": "C.UTF-8",
+    ]
+
+    /// Creates an exec handler.
+    public init(command: [String], environment: [String: String] = [:], killGrace: Duration) {
+        self.command = command
+        self.environment = environment
+        self.killGrace = killGrace
+    }
+
+    /// Runs the program once and completes `context` from its exit status.
+    public func performFetch(context: FetchContext) async {
+        var variables = Self.baseEnvironment.merging(environment) { _, configured in configured }
+        variables["FETCHD_OUTPUT"] = context.outputPath
+        variables["FETCHD_HANDLER"] = context.handlerName
+        variables["FETCHD_TRIGGER"] = context.trigger.rawValue
+        variables["FETCHD_DEADLINE"] = String(Int(context.wallDeadline.timeIntervalSince1970))
+        if let previous = context.previousSnapshotPath { variables["FETCHD_PREVIOUS"] = previous }
+
+        var options = PlatformOptions()
+        options.createSession = true  // own session => own process group, no controlling terminal
+        // Task cancellation (the deadline or shutdown) runs this: SIGTERM to the group, then SIGKILL.
+        options.teardownSequence = [.gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: killGrace)]
+
+        let program = command[0]
+        let executable: Executable = program.contains("/") ? .path(FilePath(program)) : .name(program)
+        let tail = OutputTail(limit: outputTailBytes)
+        do {
+            let outcome = try await Subprocess.run(
+                executable, arguments: Arguments(Array(command.dropFirst())),
+                environment: .custom(Dictionary(uniqueKeysWithValues: variables.map { (Environment.Key(rawValue: $0.key)!, $0.value) })),
+                platformOptions: options, input: .none, output: .sequence, error: .combinedWithOutput
+            ) { execution in
+                let pid = execution.processIdentifier.value
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        do {
+                            for try await buffer in execution.standardOutput {
+                                buffer.withUnsafeBytes { tail.append($0) }
+                            }
+                        } catch {}
+                    }
+                    group.addTask {
+                        await ProcessGroupReaper.waitForExit(of: pid)
+                        // The program is gone; whatever it left in its group must not outlive it.
+                        kill(-pid, SIGKILL)
+                    }
+                }
+            }
+            complete(context, status: outcome.terminationStatus, output: tail.text)
+        } catch {
+            context.complete(.failed(reason: "cannot run \(program): \(error)"))
+        }
+    }
+
+    private func complete(_ context: FetchContext, status: TerminationStatus, output: String) {
+        let detail = output.isEmpty ? "" : ": " + output
+        switch status {
+        case .exited(0):
+            if FileManager.default.fileExists(atPath: context.outputPath) {
+                context.complete(.newData())
+            } else {
+                context.complete(.failed(reason: "exited 0 (newData) but wrote nothing to FETCHD_OUTPUT"))
+            }
+        case .exited(Defaults.execNoDataExitStatus):
+            context.complete(.noData())
+        case .exited(let code):
+            context.complete(.failed(reason: "exited with status \(code)\(detail)"))
+        case .signaled(let signal):
+            context.complete(.failed(reason: "killed by signal \(signal) (\(String(cString: strsignal(signal))))\(detail)"))
+        }
+    }
+}

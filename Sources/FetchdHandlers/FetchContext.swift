@@ -1,0 +1,127 @@
+import FetchdCore
+import Foundation
+import Synchronization
+
+/// Everything a handler is given for one fetch, and the one way to report its result.
+///
+/// Thread-safe: a handler may complete, register expiration callbacks or read the time left
+/// from any task.
+public final class FetchContext: Sendable {
+    /// The handler's name.
+    public let handlerName: String
+    /// Why this fetch runs.
+    public let trigger: FetchTrigger
+    /// Where the handler writes new content (`FETCHD_OUTPUT` for exec handlers).
+    public let outputPath: String
+    /// The latest snapshot's content, if there is one (`FETCHD_PREVIOUS`).
+    public let previousSnapshotPath: String?
+    /// The wall-clock deadline, for programs that want it (`FETCHD_DEADLINE`).
+    public let wallDeadline: Date
+    /// The deadline on the monotonic clock; this is what is enforced.
+    public let deadline: ContinuousClock.Instant
+    /// Handler-specific state kept between fetches (e.g. HTTP validators).
+    public let previousValidators: [String: String]
+
+    private struct Shared {
+        var completion: HandlerCompletion?
+        var expired = false
+        var lateCompletions = 0
+        var expirationHandlers: [@Sendable () -> Void] = []
+        var completionWaiter: CheckedContinuation<Void, Never>?
+        var waiterReleased = false
+    }
+    private let shared = Mutex(Shared())
+
+    /// Creates a context; the runner does this.
+    public init(handlerName: String, trigger: FetchTrigger, outputPath: String, previousSnapshotPath: String?,
+                deadline: ContinuousClock.Instant, wallDeadline: Date, previousValidators: [String: String] = [:]) {
+        self.handlerName = handlerName
+        self.trigger = trigger
+        self.outputPath = outputPath
+        self.previousSnapshotPath = previousSnapshotPath
+        self.deadline = deadline
+        self.wallDeadline = wallDeadline
+        self.previousValidators = previousValidators
+    }
+
+    /// Time left before the deadline (zero once it has passed).
+    public var timeRemaining: Duration {
+        max(.zero, deadline - ContinuousClock.now)
+    }
+
+    /// True once the deadline has passed and the fetch has been expired.
+    public var isExpired: Bool { shared.withLock { $0.expired } }
+
+    /// Reports the result. Only the first call counts; later calls (or calls after the deadline)
+    /// are ignored and returned as false so the runner can log them.
+    @discardableResult
+    public func complete(_ completion: HandlerCompletion) -> Bool {
+        let waiter: CheckedContinuation<Void, Never>?
+        let accepted: Bool
+        (accepted, waiter) = shared.withLock { state in
+            guard state.completion == nil, !state.expired else {
+                state.lateCompletions += 1
+                return (false, nil)
+            }
+            state.completion = completion
+            defer { state.completionWaiter = nil }
+            return (true, state.completionWaiter)
+        }
+        waiter?.resume()
+        return accepted
+    }
+
+    /// Registers a callback run once when the deadline passes without a completion (iOS's
+    /// expiration handler). Registered after expiry, it runs at once.
+    public func onExpiration(_ body: @escaping @Sendable () -> Void) {
+        let runNow = shared.withLock { state in
+            if state.expired { return true }
+            state.expirationHandlers.append(body)
+            return false
+        }
+        if runNow { body() }
+    }
+
+    // MARK: - Runner side
+
+    /// The accepted completion, if any.
+    var completion: HandlerCompletion? { shared.withLock { $0.completion } }
+
+    /// How many completions were ignored (second or late calls).
+    var ignoredCompletions: Int { shared.withLock { $0.lateCompletions } }
+
+    /// Marks the fetch expired unless it completed first; runs the expiration callbacks.
+    /// Returns true when this call expired it.
+    func expire() -> Bool {
+        let handlers: [@Sendable () -> Void]? = shared.withLock { state in
+            guard state.completion == nil, !state.expired else { return nil }
+            state.expired = true
+            defer { state.expirationHandlers = [] }
+            return state.expirationHandlers
+        }
+        handlers?.forEach { $0() }
+        return handlers != nil
+    }
+
+    /// Suspends until a completion arrives (returns at once if one already has).
+    func waitForCompletion() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = shared.withLock { state in
+                if state.completion != nil || state.expired || state.waiterReleased { return true }
+                state.completionWaiter = continuation
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    /// Wakes `waitForCompletion` without a completion (used at expiry).
+    func releaseWaiter() {
+        let waiter = shared.withLock { state in
+            state.waiterReleased = true
+            defer { state.completionWaiter = nil }
+            return state.completionWaiter
+        }
+        waiter?.resume()
+    }
+}

@@ -1,0 +1,23 @@
+import FetchdCore
+
+/// What a handler reports through `FetchContext.complete(_:)`: the three iOS results.
+public enum HandlerCompletion: Sendable, Equatable {
+    /// New content was written to `context.outputPath`; `contentType` is recorded when known.
+    case newData(contentType: String? = nil, details: [String: String] = [:])
+    /// Nothing new; `details` (e.g. an HTTP status) are recorded in the history only.
+    case noData(details: [String: String] = [:])
+    /// The fetch failed, for the reason given.
+    case failed(reason: String, details: [String: String] = [:])
+}
+
+/// A fetch handler: the code that runs when the daemon decides a handler is due.
+///
+/// The contract mirrors iOS's `application(_:performFetchWithCompletionHandler:)`: call
+/// `context.complete(_:)` exactly once, before `context.deadline`. A handler that has not
+/// completed by then is told through its expiration callbacks and its task is cancelled;
+/// it must then stop promptly (the built-in handlers stop within the kill grace period).
+public protocol FetchHandler: Sendable {
+    /// Performs one fetch. Returning without completing is allowed (completion may come
+    /// from elsewhere), but a fetch with no completion by the deadline is recorded as `expired`.
+    func performFetch(context: FetchContext) async
+}

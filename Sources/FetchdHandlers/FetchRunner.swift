@@ -1,0 +1,79 @@
+import FetchdCore
+import Foundation
+
+/// Runs one handler under its deadline and turns what happened into exactly one result.
+///
+/// The handler runs in a child task. The runner waits for its completion or its deadline,
+/// whichever comes first. At the deadline it runs the context's expiration callbacks and
+/// cancels the handler's task (exec handlers then SIGTERM/SIGKILL their process group), and
+/// it waits for the handler to return before reporting, so nothing outlives the run.
+public struct FetchRunner: Sendable {
+    /// What happened.
+    public struct Outcome: Sendable, Equatable {
+        /// The completion the handler reported in time, or nil.
+        public var completion: HandlerCompletion?
+        /// True when the deadline passed without a completion.
+        public var expired: Bool
+        /// True when the run was cancelled from outside (daemon shutdown) before completing.
+        public var interrupted: Bool
+        /// Completions that were ignored (second or late calls).
+        public var ignoredCompletions: Int
+    }
+
+    private enum Event { case handlerReturned, completed, deadline, cancelled }
+
+    /// Creates a runner.
+    public init() {}
+
+    /// Runs `handler` with `context` and returns once the handler has returned.
+    public func run(_ handler: any FetchHandler, context: FetchContext) async -> Outcome {
+        var handlerReturned = false
+        var deadlineResolved = false
+        var interrupted = false
+        await withTaskGroup(of: Event.self) { group in
+            group.addTask {
+                await handler.performFetch(context: context)
+                return .handlerReturned
+            }
+            group.addTask {
+                await context.waitForCompletion()
+                return .completed
+            }
+            group.addTask {
+                do {
+                    try await Task.sleep(until: context.deadline, clock: .continuous)
+                    return .deadline
+                } catch {
+                    return .cancelled
+                }
+            }
+            while let event = await group.next() {
+                switch event {
+                case .handlerReturned:
+                    handlerReturned = true
+                case .completed:
+                    break
+                case .deadline:
+                    deadlineResolved = true
+                    if context.expire() { context.releaseWaiter() }
+                    if !handlerReturned { group.cancelAll() }  // stop a handler still running at the deadline
+                case .cancelled:
+                    deadlineResolved = true
+                    if context.completion == nil {  // shutdown: take the expiration path
+                        interrupted = true
+                        _ = context.expire()
+                        context.releaseWaiter()
+                    }
+                }
+                // Done when the handler has returned and its result is settled; a handler that
+                // returned without completing may still complete from elsewhere until the deadline.
+                if handlerReturned && (context.completion != nil || deadlineResolved) {
+                    group.cancelAll()
+                    context.releaseWaiter()
+                }
+            }
+        }
+        return Outcome(completion: context.completion, expired: context.completion == nil && !interrupted,
+                       interrupted: interrupted, ignoredCompletions: context.ignoredCompletions)
+    }
+}

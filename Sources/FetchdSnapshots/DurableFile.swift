@@ -1,0 +1,87 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Foundation
+
+/// Small POSIX helpers for crash-safe file updates: the temp-file, fsync, rename, fsync-dir
+/// dance. Foundation's `Data.write(options: .atomic)` renames but never fsyncs, so after a
+/// power loss the new name can point at an empty file.
+public enum DurableFile {
+    /// A system call failed; `operation` and `path` say which and where.
+    public struct Failure: Error, CustomStringConvertible {
+        /// What was being done, e.g. `rename`.
+        public let operation: String
+        /// The path involved.
+        public let path: String
+        /// The errno value.
+        public let code: Int32
+        /// `rename /var/cache/fetchd/x: No space left on device`.
+        public var description: String { "\(operation) \(path): \(String(cString: strerror(code)))" }
+    }
+
+    /// Flushes a file's data to stable storage.
+    public static func sync(file path: String) throws(Failure) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure(operation: "open", path: path, code: errno) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw Failure(operation: "fsync", path: path, code: errno) }
+    }
+
+    /// Flushes a directory, making renames and creations inside it durable.
+    public static func sync(directory path: String) throws(Failure) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure(operation: "open", path: path, code: errno) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw Failure(operation: "fsync", path: path, code: errno) }
+    }
+
+    /// Atomically replaces `path`: a reader sees the old file or the new one, never a mix.
+    public static func rename(_ from: String, to path: String) throws(Failure) {
+        guard Glibc.rename(from, path) == 0 else { throw Failure(operation: "rename", path: path, code: errno) }
+    }
+
+    /// Writes `data` to `path` atomically and durably (temp file in the same directory).
+    public static func write(_ data: Data, to path: String, mode: mode_t = 0o644) throws(Failure) {
+        let directory = (path as NSString).deletingLastPathComponent
+        let temporary = "\(directory)/.\((path as NSString).lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0 ... .max))"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw Failure(operation: "create", path: temporary, code: errno) }
+        var failure: Failure?
+        data.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failure = Failure(operation: "write", path: temporary, code: errno); return
+                }
+                offset += written
+            }
+        }
+        if failure == nil && fsync(fd) != 0 { failure = Failure(operation: "fsync", path: temporary, code: errno) }
+        close(fd)
+        if let failure { unlink(temporary); throw failure }
+        do { try rename(temporary, to: path) } catch { unlink(temporary); throw error }
+        try sync(directory: directory.isEmpty ? "." : directory)
+    }
+
+    /// Atomically points the symlink at `path` to `target` (create a temp link, rename over).
+    public static func replaceSymlink(at path: String, target: String) throws(Failure) {
+        let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: 0 ... .max))"
+        guard symlink(target, temporary) == 0 else { throw Failure(operation: "symlink", path: temporary, code: errno) }
+        do { try rename(temporary, to: path) } catch { unlink(temporary); throw error }
+        let directory = (path as NSString).deletingLastPathComponent
+        try sync(directory: directory.isEmpty ? "." : directory)
+    }
+
+    /// Creates a directory and its parents with `mode`; an existing directory is fine.
+    public static func makeDirectory(_ path: String, mode: mode_t = 0o755) throws(Failure) {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue { return }
+        let parent = (path as NSString).deletingLastPathComponent
+        if !parent.isEmpty && parent != path { try makeDirectory(parent, mode: mode) }
+        guard mkdir(path, mode) == 0 || errno == EEXIST else { throw Failure(operation: "mkdir", path: path, code: errno) }
+    }
+}

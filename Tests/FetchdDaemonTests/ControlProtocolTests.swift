@@ -1,0 +1,127 @@
+import FetchdControl
+import FetchdTestSupport
+import Foundation
+import Logging
+import ServiceLifecycle
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A control handler with canned answers, to test the socket and protocol alone.
+private struct CannedHandler: ControlRequestHandler {
+    func handle(_ request: ControlRequest, from peer: PeerCredentials) async -> ControlResponse {
+        switch request.command {
+        case .ping: return ControlResponse(pong: PingReport(daemonVersion: "test", pid: peer.pid))
+        case .fetch where request.handler == "news":
+            return ControlResponse(fetch: FetchReport(handler: "news", result: "newData", durationMilliseconds: 5))
+        case .fetch: return .failure(.unknownHandler, "no handler named \(request.handler ?? "")")
+        case .status, .history: return .failure(.badRequest, "not in this test")
+        }
+    }
+}
+
+/// The control socket: framing, versioning, errors, permissions and peer checks.
+@Suite(.serialized)
+struct ControlProtocolTests {
+    /// Runs a control server on a temp socket for the duration of `body`.
+    private func withServer(mode: Int = 0o660, _ body: (String) async throws -> Void) async throws {
+        let directory = try TemporaryDirectory("control")
+        defer { directory.remove() }
+        chmod(directory.path, 0o755)
+        let path = directory.file("control.sock")
+        let server = ControlServer(path: path, mode: mode, policy: try PeerPolicy(groupName: nil),
+                                   handler: CannedHandler(), logger: Logger(label: "test"))
+        let group = ServiceGroup(services: [server], logger: Logger(label: "test"))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            #expect(await waitUntil(timeoutSeconds: 10) { FileManager.default.fileExists(atPath: path) })
+            try await body(path)
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+        #expect(!FileManager.default.fileExists(atPath: path), "the socket file was left behind")
+    }
+
+    @Test func requestsRoundTrip() async throws {
+        try await withServer { path in
+            let client = ControlClient(path: path, timeoutSeconds: 5)
+            let pong = try client.send(ControlRequest(command: .ping)).pong
+            #expect(pong?.daemonVersion == "test")
+            #expect(pong?.pid == getpid(), "the peer's pid should come from SO_PEERCRED")
+            let fetch = try client.send(ControlRequest(command: .fetch, handler: "news", wait: true))
+            #expect(fetch.ok && fetch.fetch?.result == "newData")
+            let unknown = try client.send(ControlRequest(command: .fetch, handler: "nope"))
+            #expect(!unknown.ok && unknown.error?.code == .unknownHandler)
+        }
+    }
+
+    @Test func socketIsCreatedWithTheConfiguredMode() async throws {
+        try await withServer(mode: 0o600) { path in
+            var info = stat()
+            #expect(stat(path, &info) == 0)
+            #expect(info.st_mode & 0o777 == 0o600)
+        }
+    }
+
+    @Test func malformedAndWrongVersionRequestsGetClearErrors() async throws {
+        try await withServer { path in
+            let garbage = try rawExchange(path, "this is not json\n")
+            #expect(garbage.contains("bad-request"), "\(garbage)")
+            let future = try rawExchange(path, #"{"version":99,"command":"ping"}"# + "\n")
+            #expect(future.contains("unsupported-version"), "\(future)")
+            let unknown = try rawExchange(path, #"{"version":1,"command":"explode"}"# + "\n")
+            #expect(unknown.contains("bad-request"), "\(unknown)")
+        }
+    }
+
+    static let canSwitchUser = geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+
+    @Test(.enabled(if: canSwitchUser, "needs root and setpriv to act as another user"))
+    func unauthorisedPeerIsRefused() async throws {
+        // Mode 0666 lets the stranger connect, so the refusal proves the SO_PEERCRED check.
+        try await withServer(mode: 0o666) { path in
+            let (status, output) = try runAsNobody([TestBinaries.path(of: "fetchctl"), "ping", "--socket", path])
+            #expect(status == 1)
+            #expect(output.contains("may not use the fetchd control socket"), "got: \(output)")
+        }
+        try await withServer(mode: 0o660) { path in
+            let (status, output) = try runAsNobody([TestBinaries.path(of: "fetchctl"), "ping", "--socket", path])
+            #expect(status == 1)
+            #expect(output.contains("permission denied"), "got: \(output)")
+        }
+    }
+
+    private func runAsNobody(_ command: [String]) throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups"] + command
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, output)
+    }
+
+    /// Sends raw bytes and returns the raw answer line.
+    private func rawExchange(_ path: String, _ text: String) throws -> String {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: path.utf8 + [0]) }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        try #require(connected == 0)
+        _ = text.withCString { send(fd, $0, strlen($0), 0) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let count = recv(fd, &buffer, buffer.count, 0)
+        return String(decoding: buffer.prefix(max(0, count)), as: UTF8.self)
+    }
+}

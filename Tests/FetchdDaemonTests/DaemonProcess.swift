@@ -1,0 +1,82 @@
+import FetchdControl
+import FetchdTestSupport
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real `fetchd` process on a temp configuration, plus a way to run `fetchctl` against it.
+final class DaemonProcess {
+    let directory: TemporaryDirectory
+    let process = Process()
+    private let logPipe = Pipe()
+    var socketPath: String { directory.file("run/control.sock") }
+    var cachePath: String { directory.file("cache") }
+
+    /// Writes `fetchd.toml` (pointing every directory into the temp folder) and `handlers`
+    /// as `handlers.d/test.toml`.
+    init(handlers: String, extraMain: String = "") throws {
+        directory = try TemporaryDirectory("fetchd-e2e")
+        try directory.write("""
+            cache_dir = "\(directory.file("cache"))"
+            state_dir = "\(directory.file("state"))"
+            runtime_dir = "\(directory.file("run"))"
+            heartbeat = "1s"
+            kill_grace = "1s"
+            \(extraMain)
+            """, to: "etc/fetchd.toml")
+        try directory.write(handlers, to: "etc/handlers.d/test.toml")
+    }
+
+    var configPath: String { directory.file("etc/fetchd.toml") }
+
+    /// Starts the daemon and waits until its control socket answers.
+    func start(arguments: [String] = []) async throws {
+        process.executableURL = URL(fileURLWithPath: TestBinaries.path(of: "fetchd"))
+        process.arguments = ["--config", configPath] + arguments
+        process.standardError = logPipe
+        process.standardOutput = logPipe
+        try process.run()
+        let socket = socketPath
+        let ready = await waitUntil(timeoutSeconds: 20) {
+            (try? ControlClient(path: socket, timeoutSeconds: 2).send(ControlRequest(command: .ping)).ok) == true
+        }
+        if !ready { throw DaemonError.notReady(log: stopAndReadLog()) }
+    }
+
+    /// Sends SIGTERM and waits; returns the exit status and everything the daemon logged.
+    @discardableResult
+    func stopAndReadLog() -> (status: Int32, log: String) {
+        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        let log = String(decoding: logPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, log)
+    }
+
+    /// Runs `fetchctl` with the daemon's socket; returns exit status and stdout+stderr.
+    func fetchctl(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        try Self.run(TestBinaries.path(of: "fetchctl"), arguments + ["--socket", socketPath])
+    }
+
+    /// Runs a program to completion and returns its exit status and combined output.
+    static func run(_ program: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: program)
+        child.arguments = arguments
+        let pipe = Pipe()
+        child.standardOutput = pipe
+        child.standardError = pipe
+        try child.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        child.waitUntilExit()
+        return (child.terminationStatus, output)
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+        directory.remove()
+    }
+
+    enum DaemonError: Error { case notReady(log: (status: Int32, log: String)) }
+}

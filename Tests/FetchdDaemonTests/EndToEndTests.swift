@@ -1,0 +1,121 @@
+import FetchdControl
+import FetchdSnapshots
+import FetchdState
+import FetchdTestSupport
+import Foundation
+import Testing
+
+/// The real binaries, end to end: start fetchd on a temp config, watch it fetch, drive it
+/// with fetchctl, stop it, start it again.
+@Suite(.serialized)
+struct EndToEndTests {
+    static let handlers = """
+        [[handler]]
+        name = "clock"
+        kind = "exec"
+        command = ["/bin/sh", "-c", "date +%s%N > \\"$FETCHD_OUTPUT\\""]
+        min_interval = "1h"
+        deadline = "5s"
+
+        [[handler]]
+        name = "local-file"
+        kind = "http"
+        url = "file://%FILE%"
+        allow_file_urls = true
+        min_interval = "never"
+
+        [[handler]]
+        name = "broken name!"
+        kind = "exec"
+        command = ["/bin/true"]
+        """
+
+    private func decode<T: Decodable>(_ type: T.Type, _ output: String) throws -> T {
+        try ControlProtocol.decoder().decode(T.self, from: Data(output.utf8))
+    }
+
+    @Test func daemonFetchesServesStatusAndSurvivesRestart() async throws {
+        let source = try TemporaryDirectory("e2e-source")
+        defer { source.remove() }
+        let file = try source.write("hello from a file\n", to: "page.txt")
+        let daemon = try DaemonProcess(handlers: Self.handlers.replacingOccurrences(of: "%FILE%", with: file))
+        try await daemon.start()
+
+        // The never-run exec handler is due at once; its snapshot appears with matching metadata.
+        let latest = daemon.cachePath + "/clock/latest"
+        #expect(await waitUntil(timeoutSeconds: 15) { FileManager.default.fileExists(atPath: latest + "/meta.json") })
+        let metadata = try SnapshotMetadata.decode(try Data(contentsOf: URL(fileURLWithPath: latest + "/meta.json")))
+        #expect(try SnapshotStore.sha256(ofFile: latest + "/content").digest == metadata.sha256)
+        #expect(metadata.trigger == "timer")
+
+        // Status: both valid handlers, the invalid one reported with its file and line.
+        let status = try daemon.fetchctl(["status", "--json"])
+        #expect(status.status == 0, "\(status.output)")
+        let report = try decode(StatusReport.self, status.output)
+        #expect(report.handlers.map(\.name) == ["clock", "local-file"])
+        #expect(report.handlers[0].lastResult == "newData")
+        #expect(report.handlers[0].snapshotPath == latest + "/content")
+        #expect(report.handlers[1].nextEligibleAt == nil, "min_interval = never is never scheduled")
+        let problem = try #require(report.configProblems.first)
+        #expect(problem.file.hasSuffix("handlers.d/test.toml") && problem.line == 16 && problem.key == "name")
+
+        // Manual fetches: new data, then identical content is noData.
+        let first = try daemon.fetchctl(["fetch", "local-file", "--wait", "--json"])
+        #expect(try decode(FetchReport.self, first.output).result == "newData", "\(first.output)")
+        let second = try daemon.fetchctl(["fetch", "local-file", "--wait"])
+        #expect(second.status == 0 && second.output.contains("local-file: noData"), "\(second.output)")
+        #expect(try String(contentsOfFile: daemon.cachePath + "/local-file/latest/content", encoding: .utf8) == "hello from a file\n")
+        let unknown = try daemon.fetchctl(["fetch", "nope"])
+        #expect(unknown.status == 1 && unknown.output.contains("no handler named \"nope\""))
+
+        let history = try decode([HistoryEntry].self, try daemon.fetchctl(["history", "local-file", "--json"]).output)
+        #expect(history.map(\.result) == ["noData", "newData"])
+        #expect(history.allSatisfy { $0.trigger == "manual" })
+
+        // SIGTERM: a clean exit with status 0; a restart keeps the history.
+        let stopped = daemon.stopAndReadLog()
+        #expect(stopped.status == 0, "\(stopped.log)")
+        #expect(stopped.log.contains("broken name!"), "the invalid handler was not logged")
+        // Restart (as a one-shot run): nothing recorded before the stop is lost.
+        let rerun = try DaemonProcess.run(TestBinaries.path(of: "fetchd"), ["--config", daemon.configPath, "--once"])
+        #expect(rerun.status == 0, "\(rerun.output)")
+        let state = try StateStore(path: daemon.directory.file("state/state.sqlite"))
+        #expect(try state.integrityCheck())
+        #expect(try state.history(of: "local-file").count == 2)
+        #expect(try state.history(of: "clock").count == 1, "min_interval = 1h must stop a second fetch on restart")
+        let check = try DaemonProcess.run(TestBinaries.path(of: "fetchctl"), ["check-config", daemon.configPath])
+        #expect(check.status == 1 && check.output.contains("test.toml:16"), "\(check.output)")
+    }
+
+    @Test func checkConfigAndBadMainFileFailClearly() throws {
+        let directory = try TemporaryDirectory("e2e-bad")
+        defer { directory.remove() }
+        let main = try directory.write("max_concurrent = \"four\"\n", to: "fetchd.toml")
+        let check = try DaemonProcess.run(TestBinaries.path(of: "fetchd"), ["--check-config", "--config", main])
+        #expect(check.status == 1)
+        #expect(check.output.contains("fetchd.toml:1: key \"max_concurrent\": expected an integer"), "\(check.output)")
+        let start = try DaemonProcess.run(TestBinaries.path(of: "fetchd"), ["--config", main])
+        #expect(start.status == 78, "a bad main file must stop start-up (EX_CONFIG)")
+        #expect(start.output.contains("cannot start"))
+        let missing = try DaemonProcess.run(TestBinaries.path(of: "fetchd"), ["--config", directory.file("nope.toml")])
+        #expect(missing.status == 78 && missing.output.contains("does not exist"), "\(missing.output)")
+    }
+
+    @Test func fetchctlExplainsAMissingDaemon() throws {
+        let result = try DaemonProcess.run(TestBinaries.path(of: "fetchctl"), ["status", "--socket", "/nonexistent/fetchd.sock"])
+        #expect(result.status == 1)
+        #expect(result.output.contains("fetchd is not running"), "\(result.output)")
+    }
+
+    @Test func onceRunsDueHandlersAndExits() throws {
+        let daemon = try DaemonProcess(handlers: """
+            [[handler]]
+            name = "one"
+            kind = "exec"
+            command = ["/bin/sh", "-c", "echo once > \\"$FETCHD_OUTPUT\\""]
+            """)
+        let result = try DaemonProcess.run(TestBinaries.path(of: "fetchd"), ["--config", daemon.configPath, "--once"])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(try String(contentsOfFile: daemon.cachePath + "/one/latest/content", encoding: .utf8) == "once\n")
+    }
+}

@@ -1,0 +1,54 @@
+import FetchdConfig
+import FetchdCore
+import FetchdDaemon
+import FetchdState
+import Foundation
+import Testing
+
+/// The scheduling rules, checked at chosen instants with no waiting.
+struct SchedulerTests {
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    private func handler(_ name: String, _ interval: HandlerConfig.MinInterval, enabled: Bool = true) -> HandlerConfig {
+        var handler = HandlerConfig(name: name, kind: .exec)
+        handler.minInterval = interval
+        handler.enabled = enabled
+        return handler
+    }
+
+    private func state(_ name: String, lastAttempt secondsAgo: Double) -> HandlerState {
+        var state = HandlerState(name: name)
+        state.lastAttemptAt = now.addingTimeInterval(-secondsAgo)
+        return state
+    }
+
+    @Test func neverRunHandlersAreDueAtOnce() {
+        let handlers = [handler("a", .seconds(3600)), handler("b", .minimum)]
+        #expect(Scheduler.due(handlers, states: [:], now: now).map(\.name) == ["a", "b"])
+    }
+
+    @Test func minIntervalIsAFloorSinceTheLastAttempt() {
+        let handlers = [handler("hourly", .seconds(3600)), handler("often", .minimum)]
+        let states = ["hourly": state("hourly", lastAttempt: 1800), "often": state("often", lastAttempt: 5)]
+        #expect(Scheduler.due(handlers, states: states, now: now).map(\.name) == ["often"])
+        let later = ["hourly": state("hourly", lastAttempt: 3600), "often": state("often", lastAttempt: 5)]
+        #expect(Scheduler.due(handlers, states: later, now: now).map(\.name) == ["hourly", "often"])
+    }
+
+    @Test func neverAndDisabledHandlersRunOnlyOnRequest() {
+        let handlers = [handler("manual", .never), handler("off", .minimum, enabled: false)]
+        let states = ["manual": state("manual", lastAttempt: 1e6)]
+        #expect(Scheduler.due(handlers, states: states, now: now).isEmpty)
+        #expect(Scheduler.nextEligible(handlers[0], state: states["manual"]) == nil)
+        #expect(Scheduler.nextEligible(handlers[1], state: nil) == nil)
+        #expect(Scheduler.due(handlers, states: [:], now: now).isEmpty, "never-run handlers follow the same rule")
+    }
+
+    @Test func nextWakeIsTheEarliestEligibilityWithinTheHeartbeat() {
+        let handlers = [handler("a", .seconds(600)), handler("b", .seconds(120))]
+        let states = ["a": state("a", lastAttempt: 100), "b": state("b", lastAttempt: 100)]
+        #expect(Scheduler.nextWake(handlers, states: states, now: now, heartbeatSeconds: 60) == now.addingTimeInterval(20))
+        #expect(Scheduler.nextWake(handlers, states: states, now: now, heartbeatSeconds: 10) == now.addingTimeInterval(10))
+        #expect(Scheduler.nextWake([], states: [:], now: now, heartbeatSeconds: 60) == now.addingTimeInterval(60))
+    }
+}

@@ -1,0 +1,99 @@
+import FetchdSnapshots
+import FetchdTestSupport
+import Foundation
+import Testing
+
+/// The snapshot store's layout, deduplication, pruning, eviction and recovery.
+struct SnapshotStoreTests {
+    private func stage(_ store: SnapshotStore, _ handler: String, _ text: String) throws -> String {
+        let path = try store.stagingPath(for: handler)
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    private func template(_ handler: String) -> SnapshotMetadata {
+        SnapshotMetadata(handler: handler, fetchedAt: Date(), durationMilliseconds: 12, contentType: "text/plain",
+                         trigger: "timer")
+    }
+
+    @Test func commitWritesAVersionAndPointsLatestAtIt() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SnapshotStore(root: directory.path)
+        let outcome = try store.commit(stagedFile: try stage(store, "news", "hello"), handler: "news",
+                                       template: template("news"), retain: 3)
+        guard case .written(let metadata) = outcome else { Issue.record("expected a write, got \(outcome)"); return }
+        #expect(metadata.bytes == 5)
+        #expect(metadata.sha256 == "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824")
+        #expect(try String(contentsOfFile: store.latestContentPath(of: "news"), encoding: .utf8) == "hello")
+        let latest = try #require(store.latest(of: "news"))
+        #expect(latest.version == metadata.version && latest.sha256 == metadata.sha256)
+        #expect(abs(latest.fetchedAt.timeIntervalSince(metadata.fetchedAt)) < 0.001)
+        #expect(store.currentVersion(of: "news") == metadata.version)
+        let onDisk = try SnapshotMetadata.decode(try Data(contentsOf: URL(fileURLWithPath: directory.file("news/versions/\(metadata.version)/meta.json"))))
+        #expect(onDisk.contentType == "text/plain")
+        #expect(onDisk.trigger == "timer")
+    }
+
+    @Test func identicalContentIsUnchangedAndWritesNothing() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SnapshotStore(root: directory.path)
+        _ = try store.commit(stagedFile: try stage(store, "news", "same"), handler: "news", template: template("news"), retain: 3)
+        let second = try stage(store, "news", "same")
+        let outcome = try store.commit(stagedFile: second, handler: "news", template: template("news"), retain: 3)
+        guard case .unchanged = outcome else { Issue.record("expected unchanged, got \(outcome)"); return }
+        #expect(store.versionNames(of: "news").count == 1)
+        #expect(!FileManager.default.fileExists(atPath: second), "the staged duplicate was not removed")
+    }
+
+    @Test func retainKeepsTheNewestVersions() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SnapshotStore(root: directory.path)
+        for index in 0..<6 {
+            _ = try store.commit(stagedFile: try stage(store, "news", "v\(index)"), handler: "news",
+                                 template: template("news"), retain: 2)
+        }
+        let names = store.versionNames(of: "news")
+        #expect(names.count == 2)
+        #expect(names.last == store.currentVersion(of: "news"))
+        #expect(try String(contentsOfFile: store.latestContentPath(of: "news"), encoding: .utf8) == "v5")
+    }
+
+    @Test func cacheLimitEvictsOldestButNeverLatest() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SnapshotStore(root: directory.path, maxTotalBytes: 3000)
+        let big = String(repeating: "x", count: 1000)
+        for index in 0..<4 {
+            for handler in ["a", "b"] {
+                _ = try store.commit(stagedFile: try stage(store, handler, big + "\(handler)\(index)"), handler: handler,
+                                     template: template(handler), retain: 10)
+            }
+        }
+        // Every handler keeps its latest even though two latests plus metadata approach the cap.
+        #expect(store.latest(of: "a") != nil)
+        #expect(store.latest(of: "b") != nil)
+        let total = store.versionNames(of: "a").count + store.versionNames(of: "b").count
+        #expect(total <= 3, "eviction kept \(total) versions over a 3000-byte cap")
+    }
+
+    @Test func recoveryClearsDebrisAndRepointsLatest() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        var store = try SnapshotStore(root: directory.path)
+        _ = try store.commit(stagedFile: try stage(store, "news", "one"), handler: "news", template: template("news"), retain: 5)
+        _ = try store.commit(stagedFile: try stage(store, "news", "two"), handler: "news", template: template("news"), retain: 5)
+        let names = store.versionNames(of: "news")
+        // Simulate crashes: a link swap that never happened, a half-built version, a staged file.
+        try FileManager.default.removeItem(atPath: directory.file("news/latest"))
+        try FileManager.default.createSymbolicLink(atPath: directory.file("news/latest"), withDestinationPath: "versions/\(names[0])")
+        try FileManager.default.createDirectory(atPath: directory.file("news/versions/.incoming-x"), withIntermediateDirectories: true)
+        _ = try stage(store, "news", "partial")
+        store = try SnapshotStore(root: directory.path)
+        #expect(store.currentVersion(of: "news") == names[1])
+        #expect(!FileManager.default.fileExists(atPath: directory.file("news/versions/.incoming-x")))
+        #expect(!FileManager.default.fileExists(atPath: directory.file("news/.staging")))
+    }
+}

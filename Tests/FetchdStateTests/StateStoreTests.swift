@@ -1,0 +1,65 @@
+import FetchdCore
+import FetchdState
+import FetchdTestSupport
+import Foundation
+import Testing
+
+/// The state database: results recorded durably, state derived correctly, history bounded.
+struct StateStoreTests {
+    private func record(_ handler: String, _ result: FetchResult, at seconds: Double) -> FetchRecord {
+        let start = Date(timeIntervalSince1970: 1_800_000_000 + seconds)
+        return FetchRecord(handler: handler, startedAt: start, finishedAt: start.addingTimeInterval(0.25),
+                           result: result, trigger: .timer, bytes: 10, sha256: "ab", version: "v")
+    }
+
+    @Test func recordingUpdatesStateAndHistory() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try StateStore(path: directory.file("state.sqlite"))
+        try store.record(record("news", .newData, at: 0))
+        try store.record(record("news", .failed(reason: "HTTP 500"), at: 60))
+        try store.record(record("news", .expired, at: 120))
+        let state = try #require(try store.state(of: "news"))
+        #expect(state.lastResult == "expired")
+        #expect(state.consecutiveFailures == 2)
+        #expect(state.newDataUnseen == 1)
+        #expect(state.lastSuccessAt == Date(timeIntervalSince1970: 1_800_000_000.25))
+        let history = try store.history(of: "news", limit: 10)
+        #expect(history.map(\.result) == ["expired", "failed", "newData"])
+        #expect(history[1].reason == "HTTP 500")
+        #expect(history[0].durationMilliseconds == 250)
+        try store.record(record("news", .noData, at: 180))
+        #expect(try store.state(of: "news")?.consecutiveFailures == 0)
+        try store.markSeen()
+        #expect(try store.state(of: "news")?.newDataUnseen == 0)
+    }
+
+    @Test func stateSurvivesReopening() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("state.sqlite")
+        do {
+            let store = try StateStore(path: path)
+            try store.record(record("a", .newData, at: 0), validators: (etag: "\"x1\"", lastModified: "Sat, 21 Nov 2026 08:00:00 GMT"))
+        }
+        let reopened = try StateStore(path: path)
+        #expect(try reopened.integrityCheck())
+        let state = try #require(try reopened.state(of: "a"))
+        #expect(state.etag == "\"x1\"")
+        #expect(state.lastModified == "Sat, 21 Nov 2026 08:00:00 GMT")
+        #expect(try reopened.history(of: "a").count == 1)
+    }
+
+    @Test func historyIsBoundedPerHandler() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try StateStore(path: directory.file("state.sqlite"))
+        for index in 0..<30 {
+            try store.record(record("a", .noData, at: Double(index)), historyLimit: 10)
+            try store.record(record("b", .noData, at: Double(index)), historyLimit: 10)
+        }
+        #expect(try store.history(of: "a", limit: 100).count == 10)
+        #expect(try store.history(of: "b", limit: 100).count == 10)
+        #expect(try store.history(of: "a", limit: 1).first?.startedAt == Date(timeIntervalSince1970: 1_800_000_029))
+    }
+}
