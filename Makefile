@@ -38,10 +38,13 @@ test: deps
 	$(SWIFT) build --build-tests
 	FETCHD_BIN_DIR=$(BIN_DIR) $(SWIFT) test --skip-build
 
+# Installs the binaries, the unit and the default config (an existing config is kept).
 install: build
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)/etc/fetchd/handlers.d
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)/etc/fetchd/handlers.d $(DESTDIR)$(PREFIX)/lib/systemd/system
 	install -m 0755 $(BIN_DIR)/fetchd $(BIN_DIR)/fetchctl $(DESTDIR)$(PREFIX)/bin/
-	install -m 0644 config/fetchd.toml $(DESTDIR)/etc/fetchd/fetchd.toml
+	sed 's#@bindir@#$(PREFIX)/bin#g' systemd/fetchd.service > $(DESTDIR)$(PREFIX)/lib/systemd/system/fetchd.service
+	chmod 0644 $(DESTDIR)$(PREFIX)/lib/systemd/system/fetchd.service
+	[ -e $(DESTDIR)/etc/fetchd/fetchd.toml ] || install -m 0644 config/fetchd.toml $(DESTDIR)/etc/fetchd/fetchd.toml
 
 clean:
 	rm -rf .build $(RUN_DIR)

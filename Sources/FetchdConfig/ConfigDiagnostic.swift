@@ -5,7 +5,7 @@ public struct ConfigDiagnostic: Error, Sendable, Equatable, Codable, CustomStrin
     public var file: String
     /// The 1-based line of the offending key or table, or nil when the file itself is at fault.
     public var line: Int?
-    /// The offending key (dotted for nested keys, e.g. `handler.deadline`), if one is to blame.
+    /// The offending key (as written in its table, e.g. `deadline`), if one is to blame.
     public var key: String?
     /// What is wrong and what is expected instead.
     public var message: String

@@ -62,8 +62,11 @@ public enum ConfigLoader {
     public static func check(path: String) -> [ConfigDiagnostic] {
         let parsed = parse(file: path)
         guard let document = parsed.document else { return parsed.diagnostics }
-        let isHandlerFile = !document.table.keys.isEmpty && document.table.keys.allSatisfy { $0 == "handler" }
-            && !path.hasSuffix("/fetchd.toml") && path != "fetchd.toml"
+        // A drop-in is a file in a handlers.d folder, or one that holds nothing but [[handler]] tables.
+        let folder = ((path as NSString).deletingLastPathComponent as NSString).lastPathComponent
+        let onlyHandlers = !document.table.keys.isEmpty && document.table.keys.allSatisfy { $0 == "handler" }
+        let isHandlerFile = folder == Defaults.handlersDirectoryName
+            || (onlyHandlers && (path as NSString).lastPathComponent != "fetchd.toml")
         if isHandlerFile {
             var (handlers, diagnostics) = readHandlers(in: document, file: path, daemon: DaemonConfig())
             rejectDuplicates(&handlers, &diagnostics)
@@ -121,7 +124,10 @@ public enum ConfigLoader {
             if let handler = HandlerConfig.read(from: &reader, daemon: daemon) { handlers.append(handler) }
             diagnostics += reader.diagnostics
         }
-        return (handlers, diagnostics)
+        // Report in file order, as a person reads the file.
+        return (handlers, diagnostics.enumerated().sorted {
+            ($0.element.line ?? 0, $0.offset) < ($1.element.line ?? 0, $1.offset)
+        }.map(\.element))
     }
 
     /// Keeps the first definition of each name; a later one is an error pointing at the first.

@@ -99,7 +99,7 @@ public struct HandlerConfig: Sendable, Equatable {
         if let maxBytes = reader.int("max_bytes", in: 1...(64 * 1024 * 1024 * 1024)) { handler.maxBytes = maxBytes }
         if let enabled = reader.bool("enabled") { handler.enabled = enabled }
         if let allow = reader.bool("allow_file_urls") { handler.allowFileURLs = allow }
-        handler.checkKindSpecificKeys(&reader)
+        if kind != nil { handler.checkKindSpecificKeys(&reader) }
         reader.reportUnknownKeys(known: knownKeys)
         guard name != nil, kind != nil, reader.diagnostics.count == before,
               HandlerName.isValid(handler.name) else { return nil }

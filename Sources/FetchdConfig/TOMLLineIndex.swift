@@ -42,13 +42,15 @@ struct TOMLLineIndex {
                 section = Section(name: name, element: element)
                 headerLines[section] = lineNumber
             } else if trimmed.hasPrefix("[") {
-                section = Section(name: Self.headerName(trimmed.dropFirst(), closing: "]"), element: nil)
+                let name = Self.headerName(trimmed.dropFirst(), closing: "]")
+                let (owner, key) = Self.owner(of: name, arrayCounts: arrayCounts)
+                record(key, in: owner, at: lineNumber)
+                section = Section(name: name, element: nil)
                 headerLines[section] = lineNumber
             } else if let equals = Self.assignmentSplit(trimmed) {
                 let key = Self.normalisedKey(trimmed[..<equals])
-                if keyLines[section, default: [:]][key] == nil {
-                    keyLines[section, default: [:]][key] = lineNumber
-                }
+                record(key, in: section, at: lineNumber)
+                if let dot = key.firstIndex(of: ".") { record(String(key[..<dot]), in: section, at: lineNumber) }
                 let value = trimmed[trimmed.index(after: equals)...]
                 for delimiter in ["\"\"\"", "'''"] {
                     if let start = value.range(of: delimiter),
@@ -61,13 +63,32 @@ struct TOMLLineIndex {
         }
     }
 
-    /// The line of `key` in `section`, or of its section header when the key is not written there.
-    func line(of key: String, in section: Section) -> Int? {
-        keyLines[section]?[key] ?? headerLines[section]
+    /// Records that `key` is first written at `lineNumber` in `section`, unless it already was.
+    private mutating func record(_ key: String, in section: Section, at lineNumber: Int) {
+        if keyLines[section, default: [:]][key] == nil { keyLines[section, default: [:]][key] = lineNumber }
     }
 
-    /// The line of the section's header.
-    func headerLine(of section: Section) -> Int? { headerLines[section] }
+    /// The section and key a `[table]` header named `path` defines: inside the current element
+    /// of an `[[array]]` when `path` starts with the array's name, otherwise at the top level.
+    private static func owner(of path: String, arrayCounts: [String: Int]) -> (Section, String) {
+        let parts = path.split(separator: ".").map(String.init)
+        for length in stride(from: parts.count - 1, through: 1, by: -1) {
+            let prefix = parts[..<length].joined(separator: ".")
+            if let count = arrayCounts[prefix] { return (Section(name: prefix, element: count - 1), parts[length]) }
+        }
+        return (Section(name: "", element: nil), parts.first ?? path)
+    }
+
+    /// The line of `key` in `section`, or of its section header when the key is not written there.
+    func line(of key: String, in section: Section) -> Int? {
+        keyLines[section]?[key] ?? headerLine(of: section)
+    }
+
+    /// The line of the section's header; for tables written inline (`handler = [{ ... }]`),
+    /// the line of the key that holds them.
+    func headerLine(of section: Section) -> Int? {
+        headerLines[section] ?? keyLines[Section(name: "", element: nil)]?[section.name]
+    }
 
     private static func headerName(_ text: Substring, closing: String) -> String {
         let inner = text.range(of: closing).map { text[..<$0.lowerBound] } ?? text

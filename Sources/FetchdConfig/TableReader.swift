@@ -127,7 +127,7 @@ struct TableReader {
 
     /// Records every key of the table that no accessor asked for: a typo must not pass silently.
     mutating func reportUnknownKeys(known: [String]) {
-        for key in table.keys.sorted() where !consumed.contains(key) {
+        for key in table.keys.sorted() where !consumed.contains(key) && !known.contains(key) {
             let suggestion = known.first(where: { Self.isNearMiss($0, key) }).map { "; did you mean \"\($0)\"?" } ?? ""
             report(key, "unknown key\(suggestion)")
         }

@@ -40,7 +40,11 @@ public enum HumanDuration {
 
     /// Formats seconds compactly: `45s`, `15m`, `2h5m`, `1d`, `250ms`.
     public static func format(seconds: Double) -> String {
+        if seconds < 0 { return "-" + format(seconds: -seconds) }
         if seconds < 1 && seconds > 0 { return "\(Int((seconds * 1000).rounded()))ms" }
+        if seconds < 60 && seconds != seconds.rounded() {
+            return "\((seconds * 1000).rounded() / 1000)s"  // keep 1.5s from becoming 2s
+        }
         var remaining = Int(seconds.rounded())
         if remaining == 0 { return "0s" }
         var parts: [String] = []

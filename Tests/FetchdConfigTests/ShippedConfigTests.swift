@@ -1,0 +1,56 @@
+@testable import FetchdConfig
+import FetchdCore
+import Foundation
+import RegexBuilder
+import Testing
+
+/// The packaged `config/fetchd.toml` stays valid and documents every key with its default.
+@Suite("Shipped config/fetchd.toml")
+struct ShippedConfigTests {
+    /// Whether the packaged main file exists yet.
+    static let shippedConfigExists = FileManager.default.fileExists(atPath: PackagePaths.shippedConfig.path)
+
+    /// A line holding `key = value` behind a comment sign.
+    static func commentedOut(_ key: String) -> Regex<Substring> {
+        Regex { "#"; ZeroOrMore(" "); key; ZeroOrMore(" "); "="; ZeroOrMore(.any) }
+    }
+
+    /// The file parses and checks clean, together with the drop-in folder next to it.
+    @Test(.enabled(if: shippedConfigExists, "config/fetchd.toml does not exist yet"))
+    func checksClean() {
+        let diagnostics = ConfigLoader.check(path: PackagePaths.shippedConfig.path)
+        #expect(diagnostics.isEmpty, "\(diagnostics.map(\.description).joined(separator: "\n"))")
+    }
+
+    /// Every key the main file accepts appears exactly once commented out (`# key = ` or
+    /// `#key = `), and uncommenting them all gives exactly the built-in defaults.
+    @Test(.enabled(if: shippedConfigExists, "config/fetchd.toml does not exist yet"))
+    func documentsEveryKeyWithItsDefault() throws {
+        let text = try String(contentsOf: PackagePaths.shippedConfig, encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        var uncommented: [String] = []
+        for key in DaemonConfig.knownKeys {
+            let found = lines.filter { $0.wholeMatch(of: Self.commentedOut(key)) != nil }
+            #expect(!found.isEmpty, "config/fetchd.toml does not document \"# \(key) = ...\"")
+            #expect(found.count <= 1, "config/fetchd.toml documents \"\(key)\" \(found.count) times")
+            uncommented += found.prefix(1).map { String($0.drop { $0 == "#" || $0 == " " }) }
+        }
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let main = try folder.write(uncommented.joined(separator: "\n") + "\n", to: "fetchd.toml")
+        let loaded: LoadedConfig
+        do {
+            loaded = try ConfigLoader.load(mainFile: main)
+        } catch {
+            Issue.record("the commented-out settings do not load: \(error)")
+            return
+        }
+        var daemon = loaded.daemon
+        let defaults = DaemonConfig()
+        #expect(daemon.socketPath == defaults.socketPath)
+        #expect(daemon.handlersDirectory == defaults.handlersDirectory)
+        daemon.socketPathOverride = nil
+        daemon.controlGroup = nil  // an example group name is documentation, not a default
+        #expect(daemon == defaults)
+    }
+}
