@@ -56,7 +56,10 @@ public struct ExecHandler: FetchHandler {
         // Task cancellation (the deadline or shutdown) runs this: SIGTERM to the group, then SIGKILL.
         options.teardownSequence = [.gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: killGrace)]
 
-        let program = command[0]
+        guard let program = command.first, !program.isEmpty else {
+            context.complete(.failed(reason: "the command is empty"))
+            return
+        }
         let executable: Executable = program.contains("/") ? .path(FilePath(program)) : .name(program)
         let tail = OutputTail(limit: outputTailBytes)
         do {
@@ -81,8 +84,11 @@ public struct ExecHandler: FetchHandler {
                     }
                 }
             }
+            // Stopped at the deadline or at shutdown: the runner has already settled the result.
+            guard !context.isExpired else { return }
             complete(context, status: outcome.terminationStatus, output: tail.text)
         } catch {
+            guard !context.isExpired else { return }
             context.complete(.failed(reason: "cannot run \(program): \(error)"))
         }
     }

@@ -1,0 +1,199 @@
+import Dispatch
+import FetchdCore
+import FetchdHandlers
+import Foundation
+import Synchronization
+import Testing
+
+/// The completion contract, exercised with small Swift handlers (no processes).
+@Suite("FetchRunner completion contract", .timeLimit(.minutes(1)))
+struct SwiftContractTests {
+    /// The deadline used by these tests.
+    static let deadline: Duration = .seconds(1)
+    /// Scheduling slack allowed on top of the contract's bounds.
+    static let margin: Duration = .milliseconds(1500)
+
+    /// A handler built from a closure.
+    struct ClosureHandler: FetchHandler {
+        /// The body run as `performFetch`.
+        let body: @Sendable (FetchContext) async -> Void
+        /// Runs the body.
+        func performFetch(context: FetchContext) async { await body(context) }
+    }
+
+    /// Sleeps without reacting to cancellation, like a handler that ignores its task.
+    static func sleepIgnoringCancellation(_ duration: Duration) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().asyncAfter(deadline: .now() + duration.inSeconds) { continuation.resume() }
+        }
+    }
+
+    /// Completing twice keeps the first result and counts the second as ignored.
+    @Test func doubleCompletionKeepsTheFirst() async throws {
+        let directory = try TempDirectory()
+        let answers = Mutex<[Bool]>([])
+        let handler = ClosureHandler { context in
+            let first = context.complete(.noData(details: ["n": "1"]))
+            let second = context.complete(.failed(reason: "second"))
+            answers.withLock { $0 = [first, second] }
+        }
+        let (outcome, elapsed) = await timedRun(handler, context: makeContext(in: directory, deadline: Self.deadline))
+        #expect(outcome.completion == .noData(details: ["n": "1"]))
+        #expect(outcome.ignoredCompletions == 1)
+        #expect(!outcome.expired)
+        #expect(answers.withLock { $0 } == [true, false])
+        expectElapsed(elapsed, in: .zero ... .milliseconds(500))
+    }
+
+    /// Returning without completing is `expired`, reported at the deadline (not before).
+    @Test func noCompletionExpiresAtTheDeadline() async throws {
+        let directory = try TempDirectory()
+        let context = makeContext(in: directory, deadline: Self.deadline)
+        let (outcome, elapsed) = await timedRun(ClosureHandler { _ in }, context: context)
+        #expect(outcome.expired)
+        #expect(outcome.completion == nil)
+        #expect(!outcome.interrupted)
+        #expect(context.isExpired)
+        expectElapsed(elapsed, in: Self.deadline - .milliseconds(20) ... Self.deadline + Self.margin)
+    }
+
+    /// A completion from a detached task after the handler returned, but before the deadline,
+    /// counts, and the run ends as soon as it arrives.
+    @Test func detachedCompletionBeforeTheDeadlineCounts() async throws {
+        let directory = try TempDirectory()
+        let handler = ClosureHandler { context in
+            Task.detached {
+                try? await Task.sleep(for: .milliseconds(200))
+                context.complete(.newData(contentType: "text/plain"))
+            }
+        }
+        let (outcome, elapsed) = await timedRun(handler, context: makeContext(in: directory, deadline: .seconds(2)))
+        #expect(outcome.completion == .newData(contentType: "text/plain"))
+        #expect(!outcome.expired)
+        expectElapsed(elapsed, in: .milliseconds(180) ... .seconds(1))
+    }
+
+    /// A completion from a handler still running past the deadline is ignored.
+    @Test func completionAfterTheDeadlineIsIgnored() async throws {
+        let directory = try TempDirectory()
+        let accepted = Mutex<Bool?>(nil)
+        let handler = ClosureHandler { context in
+            await Self.sleepIgnoringCancellation(Self.deadline + .milliseconds(300))
+            let answer = context.complete(.newData())
+            accepted.withLock { $0 = answer }
+        }
+        let (outcome, elapsed) = await timedRun(handler, context: makeContext(in: directory, deadline: Self.deadline))
+        #expect(outcome.expired)
+        #expect(outcome.completion == nil)
+        #expect(outcome.ignoredCompletions == 1)
+        #expect(accepted.withLock { $0 } == false)
+        // The runner waits for the handler to return, so nothing outlives the run.
+        expectElapsed(elapsed, in: Self.deadline + .milliseconds(280) ... Self.deadline + Self.margin)
+    }
+
+    /// A detached completion arriving after the deadline (and after the run) is refused.
+    @Test func detachedCompletionAfterTheDeadlineIsRefused() async throws {
+        let directory = try TempDirectory()
+        let context = makeContext(in: directory, deadline: .milliseconds(300))
+        let (outcome, _) = await timedRun(ClosureHandler { _ in }, context: context)
+        #expect(outcome.expired)
+        #expect(context.complete(.newData()) == false)
+    }
+
+    /// Expiration callbacks run exactly once, at the deadline, before the handler is cancelled.
+    @Test func expirationCallbackRunsOnceAtTheDeadline() async throws {
+        let directory = try TempDirectory()
+        let clock = ContinuousClock()
+        let start = clock.now
+        let calls = Mutex<[Duration]>([])
+        let lateCalls = Atomic<Int>(0)
+        let context = makeContext(in: directory, deadline: Self.deadline)
+        let handler = ClosureHandler { context in
+            context.onExpiration { calls.withLock { $0.append(clock.now - start) } }
+            try? await Task.sleep(for: .seconds(60))  // cancelled at the deadline
+        }
+        let (outcome, _) = await timedRun(handler, context: context)
+        #expect(outcome.expired)
+        let times = calls.withLock { $0 }
+        #expect(times.count == 1)
+        if let time = times.first {
+            expectElapsed(time, in: Self.deadline - .milliseconds(20) ... Self.deadline + Self.margin)
+        }
+        // Registered after expiry, a callback runs at once (and only once).
+        context.onExpiration { lateCalls.add(1, ordering: .relaxed) }
+        #expect(lateCalls.load(ordering: .relaxed) == 1)
+        #expect(calls.withLock { $0.count } == 1)
+    }
+
+    /// Expiration callbacks do not run when the handler completes in time.
+    @Test func expirationCallbackDoesNotRunAfterCompletion() async throws {
+        let directory = try TempDirectory()
+        let calls = Atomic<Int>(0)
+        let handler = ClosureHandler { context in
+            context.onExpiration { calls.add(1, ordering: .relaxed) }
+            context.complete(.noData())
+        }
+        let (outcome, _) = await timedRun(handler, context: makeContext(in: directory, deadline: .milliseconds(300)))
+        try await Task.sleep(for: .milliseconds(400))  // past the deadline
+        #expect(outcome.completion == .noData())
+        #expect(calls.load(ordering: .relaxed) == 0)
+    }
+
+    /// A handler that completes and keeps running is cancelled at the deadline; its result stands.
+    @Test func completedHandlerStillRunningIsCancelledAtTheDeadline() async throws {
+        let directory = try TempDirectory()
+        let clock = ContinuousClock()
+        let start = clock.now
+        let cancelledAt = Mutex<Duration?>(nil)
+        let expirations = Atomic<Int>(0)
+        let handler = ClosureHandler { context in
+            context.onExpiration { expirations.add(1, ordering: .relaxed) }
+            context.complete(.newData(details: ["kept": "yes"]))
+            try? await Task.sleep(for: .seconds(60))
+            if Task.isCancelled { cancelledAt.withLock { $0 = clock.now - start } }
+        }
+        let (outcome, elapsed) = await timedRun(handler, context: makeContext(in: directory, deadline: Self.deadline))
+        #expect(outcome.completion == .newData(details: ["kept": "yes"]))
+        #expect(!outcome.expired)
+        #expect(outcome.ignoredCompletions == 0)
+        #expect(expirations.load(ordering: .relaxed) == 0)
+        let cancelled = try #require(cancelledAt.withLock { $0 }, "the handler was never cancelled")
+        expectElapsed(cancelled, in: Self.deadline - .milliseconds(20) ... Self.deadline + Self.margin)
+        expectElapsed(elapsed, in: Self.deadline - .milliseconds(20) ... Self.deadline + Self.margin)
+    }
+
+    /// Cancelling the run from outside, with a handler that never completes, is `interrupted`
+    /// and runs the expiration callbacks once.
+    @Test func outsideCancellationInterrupts() async throws {
+        let directory = try TempDirectory()
+        let expirations = Atomic<Int>(0)
+        let handler = ClosureHandler { context in
+            context.onExpiration { expirations.add(1, ordering: .relaxed) }
+            try? await Task.sleep(for: .seconds(60))
+        }
+        let context = makeContext(in: directory, deadline: .seconds(10))
+        let outcome = await withTaskGroup(of: FetchRunner.Outcome?.self) { group in
+            group.addTask { await FetchRunner().run(handler, context: context) }
+            try? await Task.sleep(for: .milliseconds(300))
+            group.cancelAll()
+            var result: FetchRunner.Outcome?
+            for await value in group where value != nil { result = value }
+            return result
+        }
+        let result = try #require(outcome)
+        #expect(result.interrupted)
+        #expect(!result.expired)
+        #expect(result.completion == nil)
+        #expect(expirations.load(ordering: .relaxed) == 1)
+    }
+
+    /// The context reports the time left and never a negative duration.
+    @Test func timeRemainingCountsDown() async throws {
+        let directory = try TempDirectory()
+        let context = makeContext(in: directory, deadline: .milliseconds(200))
+        #expect(context.timeRemaining > .milliseconds(100))
+        #expect(context.timeRemaining <= .milliseconds(200))
+        try await Task.sleep(for: .milliseconds(250))
+        #expect(context.timeRemaining == .zero)
+    }
+}

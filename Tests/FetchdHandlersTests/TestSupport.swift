@@ -1,0 +1,214 @@
+import FetchdCore
+import FetchdHandlers
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The parent of every suite that starts real processes or servers. `.serialized` applies to
+/// everything nested in it, so timing-sensitive process tests never compete with each other.
+@Suite(.serialized, .timeLimit(.minutes(3)))
+enum ProcessTests {}
+
+/// A fresh directory under the system temp folder, removed when the last reference goes.
+final class TempDirectory: Sendable {
+    /// The directory's absolute path.
+    let path: String
+
+    /// Creates the directory (`mkdtemp`).
+    init() throws {
+        var template = Array("\(NSTemporaryDirectory())/fetchd-hdl-XXXXXX".utf8CString)
+        guard let created = mkdtemp(&template) else {
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+        }
+        path = String(cString: created)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    /// The path of `name` inside the directory.
+    func file(_ name: String) -> String { path + "/" + name }
+}
+
+extension Duration {
+    /// The duration in seconds, as a Double (for messages and wall-clock arithmetic).
+    var inSeconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}
+
+extension FetchRunner.Outcome {
+    /// The failure reason, when the handler completed with `failed`.
+    var failureReason: String? {
+        if case .failed(let reason, _) = completion { return reason }
+        return nil
+    }
+
+    /// The details of whichever completion was accepted.
+    var details: [String: String]? {
+        switch completion {
+        case .newData(_, let details)?, .noData(let details)?, .failed(_, let details)?: details
+        case nil: nil
+        }
+    }
+}
+
+/// Builds a context whose monotonic and wall-clock deadlines are both `deadline` from now.
+func makeContext(in directory: TempDirectory, name: String = "test-handler", deadline: Duration,
+                 trigger: FetchTrigger = .manual, previous: String? = nil) -> FetchContext {
+    FetchContext(
+        handlerName: name, trigger: trigger, outputPath: directory.file("output"),
+        previousSnapshotPath: previous, deadline: ContinuousClock.now + deadline,
+        wallDeadline: Date().addingTimeInterval(deadline.inSeconds))
+}
+
+/// Runs `handler` under `context` and measures how long the run took.
+func timedRun(_ handler: any FetchHandler, context: FetchContext) async -> (FetchRunner.Outcome, Duration) {
+    let clock = ContinuousClock()
+    let start = clock.now
+    let outcome = await FetchRunner().run(handler, context: context)
+    return (outcome, clock.now - start)
+}
+
+/// The result of running a shell script through `ExecHandler`.
+struct ScriptRun {
+    /// What the runner reported.
+    var outcome: FetchRunner.Outcome
+    /// How long the run took.
+    var elapsed: Duration
+    /// The script's process group (its own pid; nil if it never started).
+    var pgid: pid_t?
+}
+
+/// The environment variable naming the file a test script writes its pid (= pgid) to.
+let pgidFileVariable = "TEST_PGID_FILE"
+
+/// The argv that runs `script` with `/bin/sh -c`, recording `$$` first.
+func shellCommand(_ script: String) -> [String] {
+    ["/bin/sh", "-c", "echo $$ > \"$\(pgidFileVariable)\"; " + script]
+}
+
+/// Runs `script` as an exec handler in `directory` and returns the outcome, time and pgid.
+func runScript(_ script: String, in directory: TempDirectory, deadline: Duration = .seconds(2),
+               killGrace: Duration = .seconds(1), environment: [String: String] = [:],
+               previous: String? = nil) async -> ScriptRun {
+    ProcessGroups.becomeSubreaper()
+    var variables = environment
+    variables[pgidFileVariable] = directory.file("pgid")
+    let handler = ExecHandler(command: shellCommand(script), environment: variables, killGrace: killGrace)
+    let context = makeContext(in: directory, deadline: deadline, previous: previous)
+    let (outcome, elapsed) = await timedRun(handler, context: context)
+    return ScriptRun(outcome: outcome, elapsed: elapsed, pgid: readPID(directory.file("pgid")))
+}
+
+/// Reads a pid written by `echo $$ > file`.
+func readPID(_ path: String) -> pid_t? {
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+    return pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
+}
+
+/// Process-group checks.
+///
+/// The test process makes itself a child subreaper, so processes orphaned by a test script
+/// are reparented to it rather than to PID 1 (which, in some containers and VMs, reaps only
+/// every few seconds). Their zombies would otherwise keep the group visible to `kill(-pgid, 0)`
+/// although nothing is running. Only zombies of the group under test are reaped
+/// (`waitpid(-pgid)`), so no other child's status is ever taken.
+enum ProcessGroups {
+    private static let subreaper: Bool = {
+        typealias Prctl = @convention(c) (Int32, UInt, UInt, UInt, UInt) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "prctl") else { return false }
+        let prctl = unsafeBitCast(symbol, to: Prctl.self)
+        return prctl(36 /* PR_SET_CHILD_SUBREAPER */, 1, 0, 0, 0) == 0
+    }()
+
+    /// Makes this process a child subreaper (once; later calls do nothing).
+    static func becomeSubreaper() { _ = subreaper }
+
+    /// True once no process has `pgid` as its group (reaping the group's orphaned zombies first).
+    static func isGone(_ pgid: pid_t) -> Bool {
+        while waitpid(-pgid, nil, WNOHANG) > 0 {}
+        return kill(-pgid, 0) == -1 && errno == ESRCH
+    }
+
+    /// The group's members as `pid state ppid comm`, for failure messages.
+    static func describe(_ pgid: pid_t) -> String {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        let members = entries.compactMap { entry -> String? in
+            guard Int32(entry) != nil,
+                  let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return nil }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 2, pid_t(fields[2]) == pgid else { return nil }
+            let comm = stat[stat.index(after: stat.firstIndex(of: "(")!)..<close]
+            return "\(entry) \(fields[0]) ppid=\(fields[1]) \(comm)"
+        }
+        return members.isEmpty ? "(none visible in /proc)" : members.joined(separator: "; ")
+    }
+}
+
+/// Expects that no process is left in group `pgid`, allowing 200 ms for the kernel to finish.
+func expectGroupGone(_ pgid: pid_t?, sourceLocation: SourceLocation = #_sourceLocation) async {
+    guard let pgid else {
+        Issue.record("the script never recorded its pid", sourceLocation: sourceLocation)
+        return
+    }
+    let limit = ContinuousClock.now + .milliseconds(200)
+    while !ProcessGroups.isGone(pgid) {
+        if ContinuousClock.now >= limit {
+            Issue.record("process group \(pgid) still has members: \(ProcessGroups.describe(pgid))",
+                         sourceLocation: sourceLocation)
+            return
+        }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+}
+
+/// Expects `elapsed` to lie in `range`, with a readable message.
+func expectElapsed(_ elapsed: Duration, in range: ClosedRange<Duration>,
+                   sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(range.contains(elapsed),
+            "elapsed \(elapsed.inSeconds) s, expected \(range.lowerBound.inSeconds)...\(range.upperBound.inSeconds) s",
+            sourceLocation: sourceLocation)
+}
+
+/// The peak resident set size of this process, in KiB (`VmHWM`).
+func peakResidentKiB() -> Int? {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])
+    }
+    return nil
+}
+
+/// A failed `posix_spawnp`, with its error number.
+struct SpawnError: Error {
+    /// The error posix_spawnp returned.
+    var code: Int32
+}
+
+/// Spawns `arguments` (looked up in PATH) with stdin, stdout and stderr on /dev/null; with
+/// `ownProcessGroup`, the child leads a new process group (pgid == pid).
+func spawnProcess(_ arguments: [String], ownProcessGroup: Bool = false) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    for fd in Int32(0)...2 {
+        posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
+    }
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    if ownProcessGroup {
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setpgroup(&attributes, 0)
+    }
+    let argv = arguments.map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var pid: pid_t = 0
+    let rc = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, environ)
+    guard rc == 0 else { throw SpawnError(code: rc) }
+    return pid
+}
