@@ -38,12 +38,19 @@ test: deps
 	$(SWIFT) build --build-tests
 	FETCHD_BIN_DIR=$(BIN_DIR) $(SWIFT) test --skip-build
 
-# Installs the binaries, the unit and the default config (an existing config is kept).
+# Installs the binaries, the units (system and user) and the default config (an existing
+# config is kept). Then: systemctl daemon-reload; systemctl enable --now fetchd.socket fetchd-wake.timer fetchd
+UNIT_DIR = $(DESTDIR)$(PREFIX)/lib/systemd
 install: build
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)/etc/fetchd/handlers.d $(DESTDIR)$(PREFIX)/lib/systemd/system
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)/etc/fetchd/handlers.d $(UNIT_DIR)/system $(UNIT_DIR)/user \
+		$(DESTDIR)$(PREFIX)/lib/sysusers.d
+	install -m 0644 systemd/fetchd.sysusers $(DESTDIR)$(PREFIX)/lib/sysusers.d/fetchd.conf
 	install -m 0755 $(BIN_DIR)/fetchd $(BIN_DIR)/fetchctl $(DESTDIR)$(PREFIX)/bin/
-	sed 's#@bindir@#$(PREFIX)/bin#g' systemd/fetchd.service > $(DESTDIR)$(PREFIX)/lib/systemd/system/fetchd.service
-	chmod 0644 $(DESTDIR)$(PREFIX)/lib/systemd/system/fetchd.service
+	for unit in systemd/*.service systemd/*.socket systemd/*.timer; do \
+		sed 's#@bindir@#$(PREFIX)/bin#g' $$unit > $(UNIT_DIR)/system/$$(basename $$unit); done
+	for unit in systemd/user/*; do \
+		sed 's#@bindir@#$(PREFIX)/bin#g' $$unit > $(UNIT_DIR)/user/$$(basename $$unit); done
+	chmod 0644 $(UNIT_DIR)/system/fetchd* $(UNIT_DIR)/user/fetchd*
 	[ -e $(DESTDIR)/etc/fetchd/fetchd.toml ] || install -m 0644 config/fetchd.toml $(DESTDIR)/etc/fetchd/fetchd.toml
 
 clean:

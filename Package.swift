@@ -30,6 +30,13 @@ let package = Package(
         ),
         // Owning Swift wrapper around a libcurl easy handle; no C type leaks past it.
         .target(name: "CurlKit", dependencies: ["CCurlShim"]),
+        // Typed C shim over libsystemd (sd_notify, journal, sd-bus's variadic calls).
+        .target(name: "CSystemdShim", linkerSettings: [.linkedLibrary("systemd")]),
+        // systemd integration: readiness and watchdog, journald logging, socket activation, timers.
+        .target(
+            name: "FetchdSystemd",
+            dependencies: ["CSystemdShim", .product(name: "Logging", package: "swift-log")]
+        ),
         // Vocabulary shared by every module: results, durations, names, defaults.
         .target(name: "FetchdCore"),
         // TOML configuration: loading, validation, diagnostics with file/line/key.
@@ -74,15 +81,16 @@ let package = Package(
             name: "FetchdDaemon",
             dependencies: [
                 "FetchdCore", "FetchdConfig", "FetchdSnapshots", "FetchdState",
-                "FetchdHandlers", "FetchdControl",
+                "FetchdHandlers", "FetchdControl", "FetchdSystemd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
             name: "fetchd",
             dependencies: [
-                "FetchdDaemon", "FetchdConfig", "FetchdCore",
+                "FetchdDaemon", "FetchdConfig", "FetchdCore", "FetchdSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -90,7 +98,7 @@ let package = Package(
         .executableTarget(
             name: "fetchctl",
             dependencies: [
-                "FetchdControl", "FetchdConfig", "FetchdCore",
+                "FetchdControl", "FetchdConfig", "FetchdCore", "FetchdSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

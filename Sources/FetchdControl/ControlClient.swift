@@ -31,10 +31,18 @@ public struct ControlClient: Sendable {
         }
         payload.append(UInt8(ascii: "\n"))
         let sent = payload.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        guard sent == payload.count else {
-            throw ControlError(code: .internalError, message: "cannot send to \(path): \(Self.errorText())")
+        let sendError = sent == payload.count ? nil : Self.errorText()
+        // A daemon that refuses a peer answers at once and closes, possibly before the request is
+        // sent: read its answer before reporting the failed send.
+        let line: Data
+        do {
+            line = try readLine(fd)
+        } catch {
+            if let sendError {
+                throw ControlError(code: .internalError, message: "cannot send to \(path): \(sendError)")
+            }
+            throw error
         }
-        let line = try readLine(fd)
         do {
             return try ControlProtocol.decoder().decode(ControlResponse.self, from: line)
         } catch {

@@ -41,6 +41,8 @@ public struct ControlRequest: Codable, Sendable, Equatable {
         case fetch
         /// A handler's recent results (`[HistoryEntry]`).
         case history
+        /// Look for due handlers now (what the wake timer's service sends).
+        case wake
     }
 
     /// The protocol version the client speaks.

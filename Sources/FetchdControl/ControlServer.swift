@@ -29,10 +29,14 @@ public struct ControlServer: Service {
     public let logger: Logger
     /// Called once the socket is bound and ready (the daemon reports readiness after it).
     public let onReady: @Sendable () -> Void
+    /// A socket already bound and listening, passed by systemd socket activation; when set, the
+    /// server adopts it and neither creates nor removes the socket file.
+    public let activatedSocket: Int32?
 
     /// Creates the server; nothing is bound until `run()`.
     public init(path: String, mode: Int, policy: PeerPolicy, handler: any ControlRequestHandler, logger: Logger,
-                onReady: @escaping @Sendable () -> Void = {}) {
+                activatedSocket: Int32? = nil, onReady: @escaping @Sendable () -> Void = {}) {
+        self.activatedSocket = activatedSocket
         self.path = path
         self.mode = mode
         self.policy = policy
@@ -43,29 +47,9 @@ public struct ControlServer: Service {
 
     /// Binds the socket and serves until graceful shutdown.
     public func run() async throws {
-        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
-                                                withIntermediateDirectories: true)
-        // Bind with a tight umask so the socket is never briefly more open than `mode`.
-        let oldMask = umask(0o177)
-        let server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
-        do {
-            server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .serverChannelOption(.backlog, value: 64)
-                .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { child in
-                    child.eventLoop.makeCompletedFuture {
-                        try child.pipeline.syncOperations.addHandler(
-                            ByteToMessageHandler(LineBasedFrameDecoder()))
-                        return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: child)
-                    }
-                }
-        } catch {
-            umask(oldMask)
-            throw error
-        }
-        umask(oldMask)
-        chmod(path, mode_t(mode))
+        let server = try await bind()
         onReady()
-        defer { unlink(path) }
+        defer { if activatedSocket == nil { unlink(path) } }
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { connections in
@@ -77,6 +61,34 @@ public struct ControlServer: Service {
         } onGracefulShutdown: {
             server.channel.close(promise: nil)
         }
+    }
+
+    private typealias Connection = NIOAsyncChannel<ByteBuffer, ByteBuffer>
+
+    /// Adopts the activated socket, or binds `path` with `mode`.
+    private func bind() async throws -> NIOAsyncChannel<Connection, Never> {
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 64)
+        let initializer: @Sendable (any Channel) -> EventLoopFuture<Connection> = { child in
+            child.eventLoop.makeCompletedFuture {
+                // Bounded: a client cannot make the daemon buffer more than one maximal request.
+                try child.pipeline.syncOperations.addHandler(ByteToMessageHandler(
+                    LineBasedFrameDecoder(), maximumBufferSize: ControlProtocol.maxLineBytes))
+                return try Connection(wrappingChannelSynchronously: child)
+            }
+        }
+        if let activatedSocket {
+            return try await bootstrap.bind(activatedSocket, childChannelInitializer: initializer)
+        }
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
+                                                withIntermediateDirectories: true)
+        // Bind with a tight umask so the socket is never briefly more open than `mode`.
+        let oldMask = umask(0o177)
+        defer { umask(oldMask) }
+        let server = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true,
+                                              childChannelInitializer: initializer)
+        chmod(path, mode_t(mode))
+        return server
     }
 
     private func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {

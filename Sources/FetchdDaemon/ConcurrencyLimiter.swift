@@ -7,6 +7,7 @@ import Synchronization
 /// must remove its waiter at once.
 final class ConcurrencyLimiter: Sendable {
     private struct State {
+        var limit: Int
         var available: Int
         var waiters: [(id: Int, continuation: CheckedContinuation<Bool, Never>)] = []
         var nextID = 0
@@ -14,7 +15,22 @@ final class ConcurrencyLimiter: Sendable {
     }
     private let state: Mutex<State>
 
-    init(limit: Int) { state = Mutex(State(available: max(1, limit))) }
+    init(limit: Int) { state = Mutex(State(limit: max(1, limit), available: max(1, limit))) }
+
+    /// Changes the limit (a reload); running fetches keep their slots, waiters get new ones.
+    func resize(to newLimit: Int) {
+        let granted = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+            state.available += max(1, newLimit) - state.limit
+            state.limit = max(1, newLimit)
+            var granted: [CheckedContinuation<Bool, Never>] = []
+            while state.available > 0, !state.waiters.isEmpty {
+                state.available -= 1
+                granted.append(state.waiters.removeFirst().continuation)
+            }
+            return granted
+        }
+        granted.forEach { $0.resume(returning: true) }
+    }
 
     /// Waits for a slot. Returns false when cancelled while waiting (no slot is held then).
     func acquire() async -> Bool {

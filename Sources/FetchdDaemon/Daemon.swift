@@ -3,6 +3,7 @@ import FetchdControl
 import FetchdCore
 import FetchdSnapshots
 import FetchdState
+import FetchdSystemd
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -13,17 +14,27 @@ public struct Daemon {
     public let config: LoadedConfig
     /// The daemon's logger.
     public let logger: Logger
+    /// Loads the configuration again for a reload (same file, same command-line overrides);
+    /// nil keeps the configuration given at start.
+    public var reload: (@Sendable () throws(ConfigLoadError) -> LoadedConfig)?
+    /// Test hook: stall the main loop this long after start (`--debug-stall-after`).
+    public var debugStallAfter: Duration?
 
     /// Creates a daemon.
-    public init(config: LoadedConfig, logger: Logger) {
+    public init(config: LoadedConfig, logger: Logger,
+                reload: (@Sendable () throws(ConfigLoadError) -> LoadedConfig)? = nil) {
         self.config = config
         self.logger = logger
+        self.reload = reload
     }
 
     /// Opens the cache and the state database, creating their directories.
     public func openCoordinator() throws -> FetchCoordinator {
         for problem in config.diagnostics {
-            logger.error("config: \(problem.description) (handler not loaded)")
+            logger.error("config: \(problem.description) (handler not loaded)", metadata: [
+                MessageID.metadataKey: "\(MessageID.configRejected)", "config_file": "\(problem.file)",
+                "config_line": "\(problem.line ?? 0)", "config_key": "\(problem.key ?? "")",
+            ])
         }
         try DurableFile.makeDirectory(config.daemon.stateDirectory, mode: 0o750)
         let snapshots = try SnapshotStore(root: config.daemon.cacheDirectory, maxTotalBytes: config.daemon.cacheMaxBytes)
@@ -42,25 +53,57 @@ public struct Daemon {
             && ($0.lastResult == "failed" || $0.lastResult == "expired") }.count
     }
 
-    /// Runs until SIGTERM or SIGINT: the scheduler and the control socket under one service group.
+    /// Runs until SIGTERM or SIGINT: scheduler, control socket, reload and watchdog services.
     public func run() async throws {
         let coordinator = try openCoordinator()
-        let scheduler = SchedulerService(coordinator: coordinator, logger: logger)
-        let policy = try PeerPolicy(groupName: config.daemon.controlGroup)
-        let handlerCount = config.handlers.count
+        let notifier = SystemdNotifier()
+        let environment = ProcessInfo.processInfo.environment
+        let planned = PlannedWakeTimer(
+            underSystemd: environment["INVOCATION_ID"] != nil,
+            userManager: getuid() != 0 && environment["XDG_RUNTIME_DIR"] != nil, logger: logger)
+        let scheduler = SchedulerService(
+            coordinator: coordinator, logger: logger,
+            afterWork: {
+                notifier.status(await coordinator.statusLine())
+                await planned.plan(await coordinator.nextPlannedFetch())
+            },
+            onStopping: { notifier.stopping() })
         let logger = self.logger
-        let socketPath = config.daemon.socketPath
         let control = ControlServer(
-            path: socketPath, mode: config.daemon.socketMode, policy: policy,
+            path: config.daemon.socketPath, mode: config.daemon.socketMode,
+            policy: try PeerPolicy(groupName: config.daemon.controlGroup),
             handler: DaemonControlHandler(coordinator: coordinator, scheduler: scheduler), logger: logger,
-            onReady: {
-                logger.info("fetchd \(Defaults.version) ready: \(handlerCount) handler(s), control socket \(socketPath)")
+            activatedSocket: SocketActivation.takeListeningSocket(),
+            onReady: { [socketPath = config.daemon.socketPath] in
+                logger.notice("fetchd \(Defaults.version) ready, control socket \(socketPath)",
+                              metadata: [MessageID.metadataKey: "\(MessageID.ready)"])
+                notifier.ready(status: "starting: first wake")
             })
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: scheduler), .init(service: control),
+            .init(service: ReloadService(coordinator: coordinator, notifier: notifier, logger: logger,
+                                         load: reload ?? { [config] () throws(ConfigLoadError) in config })),
+        ]
+        if let interval = notifier.watchdogInterval {
+            services.append(.init(service: WatchdogService(coordinator: coordinator, notifier: notifier, interval: interval)))
+        }
+        if let debugStallAfter {
+            services.append(.init(service: DebugStallService(coordinator: coordinator, after: debugStallAfter)))
+        }
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: scheduler), .init(service: control)],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger))
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         logger.info("fetchd stopped")
+    }
+}
+
+/// Test hook behind `--debug-stall-after`: stalls the coordinator so the watchdog stops pinging.
+private struct DebugStallService: Service {
+    let coordinator: FetchCoordinator
+    let after: Duration
+
+    func run() async {
+        do { try await Task.sleep(for: after) } catch { return }
+        await coordinator.debugStall()
     }
 }

@@ -22,6 +22,9 @@ struct DaemonControlHandler: ControlRequestHandler {
             return ControlResponse(history: entries)
         case .fetch:
             return await fetch(request)
+        case .wake:
+            scheduler.wake()
+            return ControlResponse()
         }
     }
 

@@ -22,7 +22,11 @@ extension FetchCoordinator {
                 consecutiveFailures: handlerState?.consecutiveFailures ?? 0,
                 snapshotPath: FileManager.default.fileExists(atPath: snapshot) ? snapshot : nil)
         }
-        let problems = config.diagnostics.map {
+        let rejected = rejectedReload.map {
+            ConfigProblem(file: $0.file, line: $0.line, key: $0.key, handler: $0.handler,
+                          message: "reload rejected, previous config still in force: \($0.message)")
+        }
+        let problems = rejected + config.diagnostics.map {
             ConfigProblem(file: $0.file, line: $0.line, key: $0.key, handler: $0.handler, message: $0.message)
         }
         return StatusReport(daemonVersion: Defaults.version, configFile: config.mainFile, startedAt: startedAt,

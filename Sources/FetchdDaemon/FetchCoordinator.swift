@@ -3,6 +3,7 @@ import FetchdCore
 import FetchdHandlers
 import FetchdSnapshots
 import FetchdState
+import FetchdSystemd
 import Foundation
 import Logging
 
@@ -10,12 +11,14 @@ import Logging
 /// deadline; turns every outcome into one recorded result and, for new data, a snapshot.
 public actor FetchCoordinator {
     /// The configuration in force.
-    public private(set) var config: LoadedConfig
+    public internal(set) var config: LoadedConfig
+    /// Problems of the last reload, when it was rejected (the previous config stays in force).
+    var rejectedReload: [ConfigDiagnostic] = []
     let snapshots: SnapshotStore
     let state: StateStore
     let logger: Logger
     let startedAt = Date()
-    private let limiter: ConcurrencyLimiter
+    let limiter: ConcurrencyLimiter
     private let runner = FetchRunner()
     /// Handlers running now, with the callers waiting for their result.
     private var running: [String: [CheckedContinuation<FetchRecord, Never>]] = [:]
@@ -156,10 +159,13 @@ public actor FetchCoordinator {
         } catch {
             logger.error("\(handler.name): cannot record the result in \(state.path): \(error)")
         }
-        let metadata: Logger.Metadata = [
+        var metadata: Logger.Metadata = [
             "handler": "\(handler.name)", "result": "\(result.name)", "trigger": "\(trigger.rawValue)",
             "duration_ms": "\(record.durationMilliseconds)", "bytes": "\(bytes ?? 0)",
+            MessageID.metadataKey: "\(result == .expired ? MessageID.deadlineExpired : MessageID.fetchFinished)",
         ]
+        if let reason = result.reason { metadata["reason"] = "\(reason)" }
+        if version != nil { metadata["snapshot"] = "\(snapshots.latestContentPath(of: handler.name))" }
         let summary = "\(handler.name): \(result.summary) in \(record.durationMilliseconds) ms (\(trigger.rawValue))"
             + (version.map { ", snapshot \($0)" } ?? "")
         switch result {

@@ -24,15 +24,25 @@ public struct SchedulerService: Service {
 
     let coordinator: FetchCoordinator
     let logger: Logger
+    /// Runs after every wake and every on-demand fetch (status line, planned timer).
+    let afterWork: @Sendable () async -> Void
+    /// Runs once when graceful shutdown begins.
+    let onStopping: @Sendable () -> Void
     private let events: AsyncStream<Event>
     private let continuation: AsyncStream<Event>.Continuation
 
     /// Creates the service.
-    public init(coordinator: FetchCoordinator, logger: Logger) {
+    public init(coordinator: FetchCoordinator, logger: Logger, afterWork: @escaping @Sendable () async -> Void = {},
+                onStopping: @escaping @Sendable () -> Void = {}) {
         self.coordinator = coordinator
         self.logger = logger
+        self.afterWork = afterWork
+        self.onStopping = onStopping
         (events, continuation) = AsyncStream.makeStream(of: Event.self)
     }
+
+    /// Asks for a wake now (the systemd wake timer, `fetchctl wake`).
+    func wake() { continuation.yield(.wake) }
 
     /// Queues a fetch of `handler`; `onFinish` gets its record.
     func submit(_ job: FetchJob) {
@@ -46,14 +56,19 @@ public struct SchedulerService: Service {
             for await event in events.cancelOnGracefulShutdown() {
                 switch event {
                 case .wake:
-                    group.addTask { await coordinator.runDue(trigger: .timer) }
+                    group.addTask {
+                        await coordinator.runDue(trigger: .timer)
+                        await afterWork()
+                    }
                 case .job(let job):
                     group.addTask {
                         let record = await coordinator.fetch(job.handler, trigger: job.trigger)
                         job.onFinish?(record)
+                        await afterWork()
                     }
                 }
             }
+            onStopping()
             logger.info("stopping: cancelling running fetches")
             continuation.finish()
             group.cancelAll()

@@ -11,7 +11,7 @@ struct FetchctlCommand: ParsableCommand {
         commandName: "fetchctl",
         abstract: "Inspect and drive the fetchd background-fetch daemon.",
         version: Defaults.version,
-        subcommands: [Status.self, Fetch.self, History.self, CheckConfig.self, Ping.self],
+        subcommands: [Status.self, Fetch.self, History.self, Wake.self, CheckConfig.self, Ping.self],
         defaultSubcommand: Status.self)
 }
 
@@ -68,6 +68,17 @@ struct Ping: ParsableCommand {
         if connection.json { try connection.printJSON(pong) } else if let pong {
             print("fetchd \(pong.daemonVersion) (pid \(pong.pid)) is running")
         }
+    }
+}
+
+struct Wake: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Ask fetchd to run its due handlers now (what the wake timer does).")
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() throws {
+        _ = try connection.send(ControlRequest(command: .wake))
+        if !connection.json { print("fetchd: wake requested") }
     }
 }
 

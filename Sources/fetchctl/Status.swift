@@ -26,7 +26,7 @@ struct Status: ParsableCommand {
         }
         TimeText.printTable(rows)
         if !status.configProblems.isEmpty {
-            print("\nconfig problems (these handlers are not loaded):")
+            print("\nconfig problems:")
             status.configProblems.forEach { problem in
                 let location = problem.file + (problem.line.map { ":\($0)" } ?? "")
                 print("  \(location): \(problem.key.map { "key \"\($0)\": " } ?? "")\(problem.message)")
@@ -63,9 +63,12 @@ struct History: ParsableCommand {
     @OptionGroup var connection: ConnectionOptions
     @Argument(help: "The handler's name.") var name: String
     @Option(name: .shortAndLong, help: "How many results.") var limit = Defaults.historyLimit
+    @Flag(name: .long, help: "Read the journal instead of asking the daemon (works when it is stopped).")
+    var journal = false
 
     func run() throws {
-        let entries = try connection.send(ControlRequest(command: .history, handler: name, limit: limit)).history ?? []
+        let entries = journal ? try JournalHistory.entries(of: name, limit: limit)
+            : try connection.send(ControlRequest(command: .history, handler: name, limit: limit)).history ?? []
         if connection.json { return try connection.printJSON(entries) }
         var rows = [["STARTED", "TRIGGER", "RESULT", "DURATION", "BYTES", "VERSION"]]
         for entry in entries {

@@ -2,6 +2,7 @@ import ArgumentParser
 import FetchdConfig
 import FetchdCore
 import FetchdDaemon
+import FetchdSystemd
 import Foundation
 import Logging
 
@@ -19,6 +20,9 @@ struct FetchdCommand: AsyncParsableCommand {
 
     @Flag(name: .long, help: "Check the configuration, print every problem, and exit (non-zero if any).")
     var checkConfig = false
+
+    @Flag(name: .long, help: "With --config: a missing file means all defaults (user services).")
+    var missingConfigOK = false
 
     @Flag(name: .long, help: "Run the due handlers once and exit.")
     var once = false
@@ -38,6 +42,9 @@ struct FetchdCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
+    @Option(name: .long, help: .hidden)
+    var debugStallAfter: Double?
+
     func run() async throws {
         let mainFile = config ?? Defaults.configFile
         if checkConfig {
@@ -46,25 +53,32 @@ struct FetchdCommand: AsyncParsableCommand {
             print(problems.isEmpty ? "\(mainFile): OK" : "\(problems.count) problem(s) found")
             throw ExitCode(problems.isEmpty ? 0 : 1)
         }
-        var loaded: LoadedConfig
+        // The same loading, with the same overrides, at start and at every reload.
+        let load: @Sendable () throws(ConfigLoadError) -> LoadedConfig = { [config, missingConfigOK, cacheDir, stateDir, runtimeDir, socket] () throws(ConfigLoadError) -> LoadedConfig in
+            var loaded = try ConfigLoader.load(mainFile: mainFile, requireMainFile: config != nil && !missingConfigOK)
+            if let cacheDir { loaded.daemon.cacheDirectory = cacheDir }
+            if let stateDir { loaded.daemon.stateDirectory = stateDir }
+            if let runtimeDir { loaded.daemon.runtimeDirectory = runtimeDir }
+            if let socket { loaded.daemon.socketPathOverride = socket }
+            return loaded
+        }
+        LogDestination.bootstrap(level: logLevel)
+        let logger = Logger(label: "fetchd")
+        let loaded: LoadedConfig
         do {
-            loaded = try ConfigLoader.load(mainFile: mainFile, requireMainFile: config != nil)
+            loaded = try load()
         } catch {
+            for problem in error.diagnostics {
+                logger.critical("cannot start: \(problem.description)", metadata: [
+                    MessageID.metadataKey: "\(MessageID.configRejected)", "config_file": "\(problem.file)",
+                    "config_line": "\(problem.line ?? 0)", "config_key": "\(problem.key ?? "")",
+                ])
+            }
             FileHandle.standardError.write(Data("fetchd: cannot start: \(error.description)\n".utf8))
-            throw ExitCode(78)  // EX_CONFIG
+            throw ExitCode(78)  // EX_CONFIG: systemd does not restart a unit for a bad config forever
         }
-        if let cacheDir { loaded.daemon.cacheDirectory = cacheDir }
-        if let stateDir { loaded.daemon.stateDirectory = stateDir }
-        if let runtimeDir { loaded.daemon.runtimeDirectory = runtimeDir }
-        if let socket { loaded.daemon.socketPathOverride = socket }
-
-        let level = logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
-        let daemon = Daemon(config: loaded, logger: Logger(label: "fetchd"))
+        var daemon = Daemon(config: loaded, logger: logger, reload: load)
+        daemon.debugStallAfter = debugStallAfter.map { Duration.milliseconds(Int64($0 * 1000)) }
         if once {
             let failures = try await daemon.runOnce()
             throw ExitCode(failures == 0 ? 0 : 1)

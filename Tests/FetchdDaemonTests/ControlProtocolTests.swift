@@ -17,7 +17,7 @@ private struct CannedHandler: ControlRequestHandler {
         case .fetch where request.handler == "news":
             return ControlResponse(fetch: FetchReport(handler: "news", result: "newData", durationMilliseconds: 5))
         case .fetch: return .failure(.unknownHandler, "no handler named \(request.handler ?? "")")
-        case .status, .history: return .failure(.badRequest, "not in this test")
+        case .status, .history, .wake: return .failure(.badRequest, "not in this test")
         }
     }
 }
@@ -73,6 +73,15 @@ struct ControlProtocolTests {
             #expect(future.contains("unsupported-version"), "\(future)")
             let unknown = try rawExchange(path, #"{"version":1,"command":"explode"}"# + "\n")
             #expect(unknown.contains("bad-request"), "\(unknown)")
+        }
+    }
+
+    @Test func oversizedRequestIsCutOffAndTheServerCarriesOn() async throws {
+        try await withServer { path in
+            let flood = String(repeating: "x", count: ControlProtocol.maxLineBytes * 2)
+            _ = try? rawExchange(path, flood)
+            let pong = try ControlClient(path: path, timeoutSeconds: 5).send(ControlRequest(command: .ping))
+            #expect(pong.ok, "the server stopped answering after an oversized request")
         }
     }
 

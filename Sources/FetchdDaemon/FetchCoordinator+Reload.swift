@@ -1,0 +1,57 @@
+import FetchdConfig
+import FetchdCore
+import Foundation
+
+extension FetchCoordinator {
+    /// Puts a new configuration in force. Fetches in flight finish under the config they started
+    /// with; removed handlers are simply no longer scheduled.
+    public func apply(_ newConfig: LoadedConfig) {
+        if newConfig.daemon.maxConcurrent != config.daemon.maxConcurrent {
+            limiter.resize(to: newConfig.daemon.maxConcurrent)
+        }
+        config = newConfig
+        rejectedReload = []
+    }
+
+    /// Records that a reload was rejected; `fetchctl status` and the status line show it.
+    public func rejectReload(_ problems: [ConfigDiagnostic]) { rejectedReload = problems }
+
+    /// A one-line summary for `systemctl status`: `5 handlers, 1 failing; next: weather at 08:50`.
+    public func statusLine(now: Date = Date()) -> String {
+        let states = (try? state.allStates()) ?? [:]
+        let enabled = config.handlers.filter(\.enabled)
+        let failing = enabled.filter { (states[$0.name]?.consecutiveFailures ?? 0) > 0 }.count
+        var parts = ["\(enabled.count) handler\(enabled.count == 1 ? "" : "s")"]
+        if failing > 0 { parts[0] += ", \(failing) failing" }
+        if !config.diagnostics.isEmpty { parts[0] += ", \(config.diagnostics.count) invalid" }
+        let upcoming = enabled.compactMap { handler in
+            Scheduler.nextEligible(handler, state: states[handler.name]).map { (handler.name, max($0, now)) }
+        }.min { $0.1 < $1.1 }
+        if let (name, date) = upcoming {
+            let formatter = DateFormatter()
+            formatter.dateFormat = "HH:mm"
+            parts.append("next: \(name) at \(formatter.string(from: date))")
+        }
+        if let problem = rejectedReload.first {
+            parts.append("reload rejected: \(problem.file):\(problem.line ?? 0)")
+        }
+        return parts.joined(separator: "; ")
+    }
+
+    /// The next time a handler becomes eligible, if any is in the future (no heartbeat cap).
+    public func nextPlannedFetch(now: Date = Date()) -> Date? {
+        let states = (try? state.allStates()) ?? [:]
+        return config.handlers.compactMap { Scheduler.nextEligible($0, state: states[$0.name]) }
+            .filter { $0 > now }.min()
+    }
+
+    /// Answers only when the actor is free: the watchdog's proof that the loop is not stuck.
+    func heartbeat() {}
+
+    /// Blocks the actor for good, to test that a stalled daemon is restarted by the watchdog.
+    /// Reachable only through fetchd's hidden `--debug-stall-after` flag.
+    func debugStall() {
+        logger.warning("debug: stalling the main loop on purpose (--debug-stall-after)")
+        while true { sleep(3600) }
+    }
+}

@@ -1,0 +1,58 @@
+import CSystemdShim
+import Foundation
+
+/// A connection to the systemd manager over D-Bus (sd-bus), owned by this object and closed in
+/// `deinit`. fetchd uses it for one thing: a transient timer at its next planned fetch, so the
+/// wake happens on a systemd timer (visible in `systemctl list-timers`, coalesced with the
+/// system's other timers, caught up after suspend) rather than only on fetchd's own clock.
+public final class ManagerBus {
+    /// Why the manager could not be reached or refused a request.
+    public struct Failure: Error, CustomStringConvertible {
+        /// What was attempted.
+        public let operation: String
+        /// The manager's or the library's explanation.
+        public let reason: String
+        /// `operation: reason`.
+        public var description: String { "\(operation): \(reason)" }
+    }
+
+    private let bus: OpaquePointer
+
+    /// Connects to the user manager (`user`) or the system manager.
+    public init(user: Bool) throws(Failure) {
+        var bus: OpaquePointer?
+        let result = fetchd_bus_open(user ? 1 : 0, &bus)
+        guard result >= 0, let bus else {
+            throw Failure(operation: "connect to the \(user ? "user" : "system") bus",
+                          reason: String(cString: strerror(-result)))
+        }
+        self.bus = bus
+    }
+
+    deinit { sd_bus_flush_close_unref(bus) }
+
+    /// Starts (replacing any previous one) the transient `timerName` that fires once at `date`
+    /// and activates the service of the same name (`x.timer` starts `x.service`).
+    public func startTimer(_ timerName: String, at date: Date,
+                           accuracy: Duration, description: String) throws(Failure) {
+        var error = [CChar](repeating: 0, count: 512)
+        let accuracyMicroseconds = UInt64(accuracy.components.seconds) * 1_000_000
+            + UInt64(accuracy.components.attoseconds / 1_000_000_000_000)
+        _ = fetchd_bus_stop_unit(bus, timerName, nil, 0)  // "replace" does not restart a transient unit
+        let result = fetchd_bus_start_transient_timer(
+            bus, timerName, description, Self.calendarSpec(date), accuracyMicroseconds,
+            &error, error.count)
+        guard result >= 0 else {
+            throw Failure(operation: "start \(timerName)", reason: String(decoding: error.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+    }
+
+    /// A systemd calendar spec for one moment, in UTC: `2026-11-21 08:50:00 UTC`.
+    static func calendarSpec(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss 'UTC'"
+        return formatter.string(from: date)
+    }
+}

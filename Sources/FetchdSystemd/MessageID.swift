@@ -1,0 +1,17 @@
+/// journald `MESSAGE_ID`s of the events an administrator may want to find or alert on
+/// (`journalctl MESSAGE_ID=...`). Never change a published value.
+public enum MessageID {
+    /// A fetch finished (any result); its fields say which.
+    public static let fetchFinished = "6ef5c4eb31784cb68e07fb5cf7b70cd8"
+    /// A fetch ran past its deadline and was stopped.
+    public static let deadlineExpired = "9d3188ae58c5426fbb90ddb00519981b"
+    /// A configuration file was rejected (at start-up or reload).
+    public static let configRejected = "182a1ce73ae244ce9d7d4633fdbb2131"
+    /// The daemon finished starting and is ready.
+    public static let ready = "97bff302a77c414ea428491323c8636e"
+    /// A configuration reload took effect.
+    public static let reloaded = "22023a6b45a9435faaa67173b0ae1a87"
+
+    /// The logger metadata key whose value becomes the entry's `MESSAGE_ID`.
+    public static let metadataKey = "message_id"
+}

@@ -1,0 +1,21 @@
+import ArgumentParser
+import FetchdControl
+import FetchdSystemd
+import Foundation
+
+/// `fetchctl history --journal`: the same rows, rebuilt from fetchd's journal entries.
+enum JournalHistory {
+    static func entries(of handler: String, limit: Int) throws -> [HistoryEntry] {
+        do {
+            return try JournalReader().fetches(of: handler, limit: limit).map { entry in
+                HistoryEntry(
+                    startedAt: entry.time, durationMilliseconds: Int(entry.fields["FETCHD_DURATION_MS"] ?? "") ?? 0,
+                    result: entry.fields["FETCHD_RESULT"] ?? "?", reason: entry.fields["FETCHD_REASON"],
+                    trigger: entry.fields["FETCHD_TRIGGER"] ?? "?", bytes: Int(entry.fields["FETCHD_BYTES"] ?? ""),
+                    version: nil)
+            }
+        } catch {
+            throw CleanExit.failure("fetchctl: \(error.description)")
+        }
+    }
+}
