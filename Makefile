@@ -5,16 +5,24 @@ SWIFT ?= swift
 PREFIX ?= /usr/local
 DESTDIR ?=
 DEBIAN_PACKAGES := libcurl4-openssl-dev libsystemd-dev libsqlite3-dev pkg-config python3
+# For the end-to-end tests against a real systemd (booted in a PID + mount namespace).
+TEST_PACKAGES := systemd dbus procps util-linux
 RUN_DIR := $(CURDIR)/.fetchd
 BIN_DIR = $(shell $(SWIFT) build --show-bin-path)
 
-.PHONY: all deps build run status test install clean
+.PHONY: all deps test-deps install-packages build run status test install clean
 
 all: build
 
 # Install only the missing packages, so a machine that has them needs no root and no network.
 deps:
-	@missing=$$(for p in $(DEBIAN_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(DEBIAN_PACKAGES)"
+
+test-deps:
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(DEBIAN_PACKAGES) $(TEST_PACKAGES)"
+
+install-packages:
+	@missing=$$(for p in $(PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 		echo "installing missing Debian packages:" $$missing; \
 		sudo=""; [ "$$(id -u)" -eq 0 ] || sudo=sudo; \
@@ -34,7 +42,7 @@ run: build
 status:
 	$(BIN_DIR)/fetchctl --socket $(RUN_DIR)/run/control.sock status
 
-test: deps
+test: test-deps
 	$(SWIFT) build --build-tests
 	FETCHD_BIN_DIR=$(BIN_DIR) $(SWIFT) test --skip-build
 

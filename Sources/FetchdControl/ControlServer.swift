@@ -82,9 +82,9 @@ public struct ControlServer: Service {
         }
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
                                                 withIntermediateDirectories: true)
-        // Bind with a tight umask so the socket is never briefly more open than `mode`.
-        let oldMask = umask(0o177)
-        defer { umask(oldMask) }
+        // Not umask(): it is process-wide, and handlers create files concurrently. Between bind and
+        // chmod the socket has the daemon's default mode (no write bit for others under the
+        // shipped UMask=0022), and every peer is checked with SO_PEERCRED anyway.
         let server = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true,
                                               childChannelInitializer: initializer)
         chmod(path, mode_t(mode))

@@ -31,10 +31,7 @@ public struct Daemon {
     /// Opens the cache and the state database, creating their directories.
     public func openCoordinator() throws -> FetchCoordinator {
         for problem in config.diagnostics {
-            logger.error("config: \(problem.description) (handler not loaded)", metadata: [
-                MessageID.metadataKey: "\(MessageID.configRejected)", "config_file": "\(problem.file)",
-                "config_line": "\(problem.line ?? 0)", "config_key": "\(problem.key ?? "")",
-            ])
+            logger.error("config: \(problem.description) (handler not loaded)", metadata: problem.journalMetadata)
         }
         try DurableFile.makeDirectory(config.daemon.stateDirectory, mode: 0o750)
         let snapshots = try SnapshotStore(root: config.daemon.cacheDirectory, maxTotalBytes: config.daemon.cacheMaxBytes)

@@ -37,10 +37,7 @@ struct ReloadService: Service {
             problems = error.diagnostics
         }
         for problem in problems {
-            logger.error("reload rejected, previous configuration kept: \(problem.description)", metadata: [
-                MessageID.metadataKey: "\(MessageID.configRejected)", "config_file": "\(problem.file)",
-                "config_line": "\(problem.line ?? 0)", "config_key": "\(problem.key ?? "")",
-            ])
+            logger.error("reload rejected, previous configuration kept: \(problem.description)", metadata: problem.journalMetadata)
         }
         if !problems.isEmpty { await coordinator.rejectReload(problems) }
         notifier.reloaded(status: await coordinator.statusLine())
@@ -58,7 +55,9 @@ struct WatchdogService: Service {
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             await coordinator.heartbeat()
             notifier.watchdog()
-            try? await Task.sleep(for: interval / 2)
+            // The service group waits for this service to return before stopping the others:
+            // the sleep must end as soon as shutdown begins, not half a watchdog interval later.
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval / 2) }
         }
     }
 }

@@ -76,12 +76,12 @@ public enum DurableFile {
         try sync(directory: directory.isEmpty ? "." : directory)
     }
 
-    /// Creates a directory and its parents with `mode`; an existing directory is fine.
+    /// Creates a directory with `mode` (and missing parents with 0755); an existing one is fine.
     public static func makeDirectory(_ path: String, mode: mode_t = 0o755) throws(Failure) {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue { return }
         let parent = (path as NSString).deletingLastPathComponent
-        if !parent.isEmpty && parent != path { try makeDirectory(parent, mode: mode) }
+        if !parent.isEmpty && parent != path { try makeDirectory(parent) }
         guard mkdir(path, mode) == 0 || errno == EEXIST else { throw Failure(operation: "mkdir", path: path, code: errno) }
     }
 }

@@ -47,8 +47,10 @@ public final class ManagerBus {
         }
     }
 
-    /// A systemd calendar spec for one moment, in UTC: `2026-11-21 08:50:00 UTC`.
+    /// A systemd calendar spec for one moment, in UTC: `2026-11-21 08:50:00 UTC`. Rounded up to
+    /// the second: a timer that fires a fraction early would find nothing due yet.
     static func calendarSpec(_ date: Date) -> String {
+        let date = Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.up))
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")

@@ -69,10 +69,7 @@ struct FetchdCommand: AsyncParsableCommand {
             loaded = try load()
         } catch {
             for problem in error.diagnostics {
-                logger.critical("cannot start: \(problem.description)", metadata: [
-                    MessageID.metadataKey: "\(MessageID.configRejected)", "config_file": "\(problem.file)",
-                    "config_line": "\(problem.line ?? 0)", "config_key": "\(problem.key ?? "")",
-                ])
+                logger.critical("cannot start: \(problem.description)", metadata: problem.journalMetadata)
             }
             FileHandle.standardError.write(Data("fetchd: cannot start: \(error.description)\n".utf8))
             throw ExitCode(78)  // EX_CONFIG: systemd does not restart a unit for a bad config forever

@@ -32,6 +32,10 @@ struct SnapshotStoreTests {
         #expect(store.currentVersion(of: "news") == metadata.version)
         let onDisk = try SnapshotMetadata.decode(try Data(contentsOf: URL(fileURLWithPath: directory.file("news/versions/\(metadata.version)/meta.json"))))
         #expect(onDisk.contentType == "text/plain")
+        // Readable by other users (the staging area is private to the daemon).
+        let handlerMode = try FileManager.default.attributesOfItem(atPath: directory.file("news"))[.posixPermissions] as? Int
+        let contentMode = try FileManager.default.attributesOfItem(atPath: store.latestContentPath(of: "news"))[.posixPermissions] as? Int
+        #expect(handlerMode == 0o755 && contentMode == 0o644)
         #expect(onDisk.trigger == "timer")
     }
 
