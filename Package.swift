@@ -123,5 +123,6 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .testTarget(name: "FetchdSystemdTests", dependencies: ["FetchdTestSupport"]),
     ]
 )

@@ -42,7 +42,7 @@ struct SwiftContractTests {
         #expect(outcome.ignoredCompletions == 1)
         #expect(!outcome.expired)
         #expect(answers.withLock { $0 } == [true, false])
-        expectElapsed(elapsed, in: .zero ... .milliseconds(500))
+        expectElapsed(elapsed, in: .zero ... .milliseconds(900))  // before the 1 s deadline, with room for a loaded machine
     }
 
     /// Returning without completing is `expired`, reported at the deadline (not before).
@@ -70,7 +70,7 @@ struct SwiftContractTests {
         let (outcome, elapsed) = await timedRun(handler, context: makeContext(in: directory, deadline: .seconds(2)))
         #expect(outcome.completion == .newData(contentType: "text/plain"))
         #expect(!outcome.expired)
-        expectElapsed(elapsed, in: .milliseconds(180) ... .seconds(1))
+        expectElapsed(elapsed, in: .milliseconds(180) ... .milliseconds(1900))  // before the 2 s deadline
     }
 
     /// A completion from a handler still running past the deadline is ignored.

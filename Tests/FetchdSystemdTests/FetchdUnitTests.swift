@@ -1,0 +1,217 @@
+import FetchdTestSupport
+import Foundation
+import Testing
+
+/// The shipped units (`systemd/`) against a real systemd: readiness, timers, the journal's
+/// fields, reload, the watchdog, stopping, and the sandbox.
+extension SystemdTests { @Suite(.serialized) struct FetchdUnitTests {
+    static let binDirectory = "/run/fetchd-test/bin"
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().path
+
+    /// Installs the real units (with `@bindir@` pointing at the built binaries), the `fetchd`
+    /// user, `fetchd.toml` and `handlers`, plus test drop-ins (`dropIns[unit] = text`).
+    static func install(_ namespace: SystemdNamespace, handlers: String, main: String = "heartbeat = \"1h\"",
+                        dropIns: [String: String] = [:]) async throws {
+        try await namespace.bindMount(TestBinaries.directory, at: binDirectory)
+        for name in try FileManager.default.contentsOfDirectory(atPath: repository + "/systemd")
+        where [".service", ".socket", ".timer"].contains(where: name.hasSuffix) {
+            let text = try String(contentsOfFile: repository + "/systemd/" + name, encoding: .utf8)
+            try namespace.writeFile("/run/systemd/system/" + name, text.replacingOccurrences(of: "@bindir@", with: binDirectory))
+        }
+        for (unit, text) in dropIns {
+            try namespace.writeFile("/run/systemd/system/\(unit).d/test.conf", text)
+        }
+        try await namespace.check(["systemd-sysusers", repository + "/systemd/fetchd.sysusers"])
+        let etc = namespace.hostDirectory(for: "/etc/fetchd")
+        try FileManager.default.createDirectory(atPath: etc + "/handlers.d", withIntermediateDirectories: true)
+        try (main + "\nkill_grace = \"1s\"\n").write(toFile: etc + "/fetchd.toml", atomically: true, encoding: .utf8)
+        try handlers.write(toFile: etc + "/handlers.d/test.toml", atomically: true, encoding: .utf8)
+        try await namespace.check(["systemctl", "daemon-reload"])
+    }
+
+    static let clock = """
+        [[handler]]
+        name = "clock"
+        kind = "exec"
+        command = ["/bin/sh", "-c", "date +%s%N > \\"$FETCHD_OUTPUT\\""]
+        """
+
+    /// The journal entries of fetchd's fetch results for `handler`.
+    static func results(_ namespace: SystemdNamespace, _ handler: String) async throws -> [[String: String]] {
+        try await namespace.journal(unit: "fetchd.service", extraArgs: ["FETCHD_HANDLER=\(handler)"])
+            .filter { $0["FETCHD_RESULT"] != nil }
+    }
+
+    @Test func everyUnitPassesVerify() async throws {
+        let namespace = try await SystemdNamespace()
+        defer { namespace.shutdown() }
+        try await Self.install(namespace, handlers: Self.clock)
+        let units = ["fetchd.service", "fetchd.socket", "fetchd-wake.timer", "fetchd-wake.service", "fetchd-planned.service"]
+        let verify = try await namespace.run(["systemd-analyze", "verify"] + units.map { "/run/systemd/system/" + $0 })
+        #expect(verify.status == 0, "\(verify)")
+    }
+
+    @Test func startReachesRunningWithAStatusLineAndTheWakeTimerFetches() async throws {
+        let namespace = try await SystemdNamespace()
+        defer { namespace.shutdown() }
+        try await Self.install(namespace, handlers: Self.clock + "\nmin_interval = \"minimum\"\n", dropIns: [
+            "fetchd-wake.timer": "[Timer]\nOnCalendar=\nOnActiveSec=2s\nOnUnitActiveSec=2s\nAccuracySec=100ms\nRandomizedDelaySec=0\n",
+        ])
+        try await namespace.check(["systemctl", "start", "fetchd.socket", "fetchd.service"])
+        #expect(try await namespace.property("ActiveState", of: "fetchd.service") == "active")
+        #expect(try await namespace.property("SubState", of: "fetchd.service") == "running")
+        var status = ""
+        #expect(try await eventually(timeoutSeconds: 10) {
+            status = try await namespace.property("StatusText", of: "fetchd.service")
+            return status.contains("1 handler")
+        }, "STATUS= line: \(status)")
+        let shown = try await namespace.run(["systemctl", "status", "fetchd.service", "--no-pager"])
+        #expect(shown.stdout.contains("Status: \"1 handler"), "\(shown)")
+
+        // The heartbeat is 1 h, so fetches after the first come from fetchd-wake.timer.
+        try await namespace.check(["systemctl", "start", "fetchd-wake.timer"])
+        var entries: [[String: String]] = []
+        #expect(try await eventually(timeoutSeconds: 20) {
+            entries = try await Self.results(namespace, "clock").filter { $0["FETCHD_RESULT"] == "newData" }
+            return entries.count >= 3
+        }, "fetches: \(entries.map { $0["MESSAGE"] ?? "" })")
+        let wakes = try await namespace.journalMessages(unit: "fetchd-wake.service", outputOnly: true)
+        #expect(wakes.contains { $0.contains("wake requested") }, "\(wakes)")
+        let entry = try #require(entries.last)
+        #expect(entry["FETCHD_TRIGGER"] == "timer" && entry["PRIORITY"] == "6")
+        #expect(entry["MESSAGE_ID"] == "6ef5c4eb31784cb68e07fb5cf7b70cd8")
+        #expect(entry["FETCHD_SNAPSHOT"] == "/var/cache/fetchd/clock/latest/content")
+        #expect(Int(entry["FETCHD_DURATION_MS"] ?? "") != nil && Int(entry["FETCHD_BYTES"] ?? "") ?? 0 > 0)
+        #expect(entry["CODE_FILE"] != nil && entry["SYSLOG_IDENTIFIER"] == "fetchd")
+        let content = namespace.hostDirectory(for: "/var/cache/fetchd") + "/clock/latest/content"
+        #expect(FileManager.default.fileExists(atPath: content))
+    }
+
+    @Test func plannedWakeIsATransientTimerThatFires() async throws {
+        let namespace = try await SystemdNamespace()
+        defer { namespace.shutdown() }
+        // Only a privileged caller may create units without polkit: run this one as root.
+        try await Self.install(namespace, handlers: Self.clock + "\nmin_interval = \"4s\"\n", dropIns: [
+            "fetchd.service": "[Service]\nUser=root\nGroup=root\nPrivateUsers=no\n",
+            "fetchd-planned.service": "[Service]\nUser=root\nGroup=root\n",
+        ])
+        try await namespace.check(["systemctl", "start", "fetchd.service"])
+        var timers = ""
+        #expect(try await eventually(timeoutSeconds: 15) {
+            timers = try await namespace.run(["systemctl", "list-timers", "--all", "--no-pager"]).stdout
+            return timers.contains("fetchd-planned.timer")
+        }, "list-timers: \(timers)")
+        var wakes: [String] = []
+        #expect(try await eventually(timeoutSeconds: 20) {
+            wakes = try await namespace.journalMessages(unit: "fetchd-planned.service", outputOnly: true)
+            return wakes.contains { $0.contains("wake requested") }
+        }, "the planned timer never started fetchd-planned.service")
+        #expect(try await eventually(timeoutSeconds: 10) { try await Self.results(namespace, "clock").count >= 2 })
+    }
+
+    @Test func aBrokenReloadKeepsTheOldConfigRunning() async throws {
+        let namespace = try await SystemdNamespace()
+        defer { namespace.shutdown() }
+        try await Self.install(namespace, handlers: Self.clock + "\nmin_interval = \"minimum\"\n")
+        try await namespace.check(["systemctl", "start", "fetchd.service"])
+        #expect(try await eventually(timeoutSeconds: 10) { try await Self.results(namespace, "clock").count >= 1 })
+        let broken = namespace.hostDirectory(for: "/etc/fetchd") + "/handlers.d/broken.toml"
+        try "[[handler]]\nname = \"news\"\nkind = \"http\"\nurl = \"https://example.invalid/\"\ndeadline = \"soon\"\n"
+            .write(toFile: broken, atomically: true, encoding: .utf8)
+        let reload = try await namespace.run(["systemctl", "reload", "fetchd.service"])
+        #expect(reload.status == 0, "\(reload)")
+        #expect(try await namespace.property("ActiveState", of: "fetchd.service") == "active")
+        let errors = try await namespace.journal(unit: "fetchd.service", extraArgs: ["-p", "err"])
+        let rejected = try #require(errors.first { $0["MESSAGE_ID"] == "182a1ce73ae244ce9d7d4633fdbb2131" },
+                                    "no config-rejected entry in \(errors)")
+        #expect(rejected["PRIORITY"] == "3")
+        #expect(rejected["FETCHD_CONFIG_FILE"] == "/etc/fetchd/handlers.d/broken.toml" && rejected["FETCHD_CONFIG_LINE"] == "5")
+        #expect(try await namespace.property("StatusText", of: "fetchd.service").contains("reload rejected"))
+        // The old handler still runs on the next wake.
+        let before = try await Self.results(namespace, "clock").count
+        try await namespace.check(["systemctl", "start", "fetchd-wake.service"])
+        #expect(try await eventually(timeoutSeconds: 10) { try await Self.results(namespace, "clock").count > before })
+    }
+
+    @Test func aStalledLoopIsRestartedByTheWatchdog() async throws {
+        let namespace = try await SystemdNamespace()
+        defer { namespace.shutdown() }
+        try await Self.install(namespace, handlers: Self.clock, dropIns: [
+            "fetchd.service": "[Service]\nWatchdogSec=2s\nRestartSec=500ms\nExecStart=\n"
+                + "ExecStart=\(Self.binDirectory)/fetchd --config /etc/fetchd/fetchd.toml --debug-stall-after 2\n",
+        ])
+        try await namespace.check(["systemctl", "start", "fetchd.service"])
+        var restarts = ""
+        #expect(try await eventually(timeoutSeconds: 20) {
+            restarts = try await namespace.property("NRestarts", of: "fetchd.service")
+            return (Int(restarts) ?? 0) >= 1
+        }, "NRestarts=\(restarts)")
+        let log = try await namespace.journalMessages(unit: "fetchd.service")
+        #expect(log.contains { $0.contains("Watchdog timeout") }, "\(log)")
+    }
+
+    @Test func stopEndsARunningHandlerPromptlyAndRecordsIt() async throws {
+        let namespace = try await SystemdNamespace()
+        defer { namespace.shutdown() }
+        try await Self.install(namespace, handlers: """
+            [[handler]]
+            name = "slow"
+            kind = "exec"
+            command = ["/bin/sh", "-c", "exec sleep 300"]
+            deadline = "10m"
+            """)
+        try await namespace.check(["systemctl", "start", "fetchd.service"])
+        #expect(try await eventually(timeoutSeconds: 10) {
+            try await namespace.run(["pgrep", "-f", "^sleep 300$"]).status == 0
+        })
+        let started = Date()
+        let stop = try await namespace.run(["systemctl", "stop", "fetchd.service"], timeoutSeconds: 30)
+        let seconds = Date().timeIntervalSince(started)
+        #expect(stop.status == 0 && seconds < 8, "stop took \(seconds) s: \(stop)")
+        #expect(try await namespace.run(["pgrep", "-f", "^sleep 300$"]).status == 1, "the handler outlived the stop")
+        #expect(try await namespace.property("Result", of: "fetchd.service") == "success")
+        let recorded = try await Self.results(namespace, "slow")
+        #expect(recorded.contains { $0["FETCHD_RESULT"] == "failed" && ($0["FETCHD_REASON"] ?? "").contains("shutting down") },
+                "\(recorded)")
+        let database = namespace.hostDirectory(for: "/var/lib/fetchd") + "/state.sqlite"
+        #expect(FileManager.default.fileExists(atPath: database))
+    }
+
+    @Test func theDaemonRunsUnprivilegedAndCannotWriteOutsideItsDirectories() async throws {
+        let namespace = try await SystemdNamespace()
+        defer { namespace.shutdown() }
+        try await Self.install(namespace, handlers: """
+            [[handler]]
+            name = "probe"
+            kind = "exec"
+            command = ["/bin/sh", "-c", "{ id -un; for f in /usr/probe /etc/probe /etc/fetchd/probe /var/lib/fetchd/probe /root/probe; do touch $f 2>/dev/null && echo wrote $f || echo denied $f; done; } > \\"$FETCHD_OUTPUT\\""]
+            min_interval = "1h"
+            """)
+        try await namespace.check(["systemctl", "start", "fetchd.service"])
+        let content = namespace.hostDirectory(for: "/var/cache/fetchd") + "/probe/latest/content"
+        #expect(await waitUntil(timeoutSeconds: 15) { FileManager.default.fileExists(atPath: content) })
+        let lines = try String(contentsOfFile: content, encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(lines.first == "fetchd", "\(lines)")
+        for path in ["/usr/probe", "/etc/probe", "/etc/fetchd/probe", "/root/probe"] {
+            #expect(lines.contains("denied \(path)"), "\(lines)")
+        }
+        #expect(lines.contains("wrote /var/lib/fetchd/probe"), "its own state directory stays writable: \(lines)")
+        // The snapshots are for other programs: another user can read them.
+        let reader = try await namespace.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                              "cat", "/var/cache/fetchd/probe/latest/content"])
+        #expect(reader.status == 0 && reader.stdout.hasPrefix("fetchd"), "\(reader)")
+        let pid = try await namespace.property("MainPID", of: "fetchd.service")
+        let user = try await namespace.run(["ps", "-o", "user=", "-p", pid]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(user == "fetchd")
+        // Unprivileged, fetchd may not create its planned timer (no polkit here): it says so once
+        // and keeps to its internal timer.
+        var notes: [String] = []
+        #expect(try await eventually(timeoutSeconds: 5) {
+            notes = try await namespace.journalMessages(unit: "fetchd.service", outputOnly: true)
+                .filter { $0.contains("planned wakes use fetchd's internal timer") }
+            return notes.count == 1
+        }, "\(notes)")
+    }
+}
+}
