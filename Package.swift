@@ -119,7 +119,8 @@ let package = Package(
         .testTarget(
             name: "FetchdDaemonTests",
             dependencies: [
-                "FetchdDaemon", "FetchdControl", "FetchdConfig", "FetchdCore", "FetchdState", "FetchdTestSupport",
+                "FetchdDaemon", "FetchdControl", "FetchdConfig", "FetchdCore", "FetchdState", "FetchdSystemd",
+                "FetchdTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -86,6 +86,10 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUnitTests {
         #expect(entry["CODE_FILE"] != nil && entry["SYSLOG_IDENTIFIER"] == "fetchd")
         let content = namespace.hostDirectory(for: "/var/cache/fetchd") + "/clock/latest/content"
         #expect(FileManager.default.fileExists(atPath: content))
+        // The history can be rebuilt from the journal alone.
+        let history = try await namespace.run([Self.binDirectory + "/fetchctl", "history", "clock", "--journal", "--json"])
+        let rows = try JSONSerialization.jsonObject(with: Data(history.stdout.utf8)) as? [[String: Any]] ?? []
+        #expect(rows.count >= 3 && rows.allSatisfy { $0["result"] as? String == "newData" }, "\(history)")
     }
 
     @Test func plannedWakeIsATransientTimerThatFires() async throws {
