@@ -30,6 +30,8 @@ public struct SchedulerService: Service {
     let onStopping: @Sendable () -> Void
     private let events: AsyncStream<Event>
     private let continuation: AsyncStream<Event>.Continuation
+    /// Rung when a fetch finishes: the next wake time may have moved.
+    private let replan = WakeSignal()
 
     /// Creates the service.
     public init(coordinator: FetchCoordinator, logger: Logger, afterWork: @escaping @Sendable () async -> Void = {},
@@ -58,12 +60,14 @@ public struct SchedulerService: Service {
                 case .wake:
                     group.addTask {
                         await coordinator.runDue(trigger: .timer)
+                        replan.signal()
                         await afterWork()
                     }
                 case .job(let job):
                     group.addTask {
                         let record = await coordinator.fetch(job.handler, trigger: job.trigger)
                         job.onFinish?(record)
+                        replan.signal()
                         await afterWork()
                     }
                 }
@@ -75,14 +79,19 @@ public struct SchedulerService: Service {
         }
     }
 
-    /// Emits a wake now and then at each next wake time, until cancelled.
+    /// Emits a wake now and then at each next wake time, until cancelled. The plan is made again
+    /// whenever a fetch finishes, since that moves the handler's next eligible time.
     private func tick() async {
         while !Task.isCancelled {
             continuation.yield(.wake)
-            let next = await coordinator.nextWake()
-            // Never spin: even when something is overdue, wait a moment before the next look.
-            let seconds = max(0.5, next.timeIntervalSinceNow)
-            do { try await Task.sleep(for: .milliseconds(Int64(seconds * 1000))) } catch { return }
+            while !Task.isCancelled {
+                let next = await coordinator.nextWake()
+                // Never spin: even when something is overdue, wait a moment before the next look.
+                let seconds = max(0.5, next.timeIntervalSinceNow)
+                let started = ContinuousClock.now
+                await replan.wait(atMost: .milliseconds(Int64(seconds * 1000)))
+                if ContinuousClock.now - started >= .milliseconds(Int64(seconds * 1000)) { break }
+            }
         }
     }
 }

@@ -16,13 +16,13 @@ final class DaemonProcess {
 
     /// Writes `fetchd.toml` (pointing every directory into the temp folder) and `handlers`
     /// as `handlers.d/test.toml`.
-    init(handlers: String, extraMain: String = "") throws {
+    init(handlers: String, heartbeat: String = "1s", extraMain: String = "") throws {
         directory = try TemporaryDirectory("fetchd-e2e")
         try directory.write("""
             cache_dir = "\(directory.file("cache"))"
             state_dir = "\(directory.file("state"))"
             runtime_dir = "\(directory.file("run"))"
-            heartbeat = "1s"
+            heartbeat = "\(heartbeat)"
             kill_grace = "1s"
             \(extraMain)
             """, to: "etc/fetchd.toml")

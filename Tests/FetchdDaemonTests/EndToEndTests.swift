@@ -107,6 +107,22 @@ struct EndToEndTests {
         #expect(result.output.contains("fetchd is not running"), "\(result.output)")
     }
 
+    /// The next wake follows min_interval, not the (much longer) heartbeat.
+    @Test func minIntervalDrivesTheNextWakeNotTheHeartbeat() async throws {
+        let daemon = try DaemonProcess(handlers: """
+            [[handler]]
+            name = "often"
+            kind = "exec"
+            command = ["/bin/sh", "-c", "date +%s%N > \\"$FETCHD_OUTPUT\\""]
+            min_interval = "1s"
+            """, heartbeat: "1h")
+        try await daemon.start()
+        let state = try StateStore(path: daemon.directory.file("state/state.sqlite"))
+        #expect(await waitUntil(timeoutSeconds: 15) { (try? state.history(of: "often", limit: 10).count) ?? 0 >= 3 },
+                "with a 1 h heartbeat and min_interval = 1s, three fetches should come within seconds")
+        daemon.stopAndReadLog()
+    }
+
     @Test func onceRunsDueHandlersAndExits() throws {
         let daemon = try DaemonProcess(handlers: """
             [[handler]]
