@@ -49,7 +49,10 @@ final class CurlEasy {
         let state = TransferState(fd: fd, maxBytes: request.maxBytes, cancel: cancel)
         let userdata = Unmanaged.passUnretained(state).toOpaque()
         var headerList: UnsafeMutablePointer<curl_slist>?
-        for header in request.headers { headerList = curl_slist_append(headerList, header) }
+        var headers = request.headers
+        if let etag = request.ifNoneMatch { headers.append("If-None-Match: \(etag)") }
+        if let date = request.ifModifiedSince { headers.append("If-Modified-Since: \(date)") }
+        for header in headers { headerList = curl_slist_append(headerList, header) }
         defer { curl_slist_free_all(headerList) }
 
         let protocols = request.allowFileURLs ? "http,https,file" : "http,https"
@@ -67,7 +70,7 @@ final class CurlEasy {
             fetchd_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2),
             fetchd_curl_setopt_string(handle, CURLOPT_USERAGENT, request.userAgent),
             // An empty string asks for every encoding libcurl can decode; the limit counts decoded bytes.
-            fetchd_curl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, ""),
+            fetchd_curl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, request.acceptEncoding),
             fetchd_curl_setopt_off(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maxBytes)),
             fetchd_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headerList)),
             fetchd_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, userdata),
@@ -107,6 +110,8 @@ final class CurlEasy {
         setup.append(fetchd_curl_set_progress_callback(handle) { userdata, _, _, _, _ in
             Unmanaged<TransferState>.fromOpaque(userdata!).takeUnretainedValue().cancel.isCancelled ? 1 : 0
         })
+        if let caFile = request.caFile { setup.append(fetchd_curl_setopt_string(handle, CURLOPT_CAINFO, caFile)) }
+        if let proxy = request.proxy { setup.append(fetchd_curl_setopt_string(handle, CURLOPT_PROXY, proxy)) }
         if let bad = setup.first(where: { $0 != CURLE_OK }) {
             throw .other(code: Int(bad.rawValue), message: String(cString: curl_easy_strerror(bad)))
         }
@@ -115,15 +120,21 @@ final class CurlEasy {
         if code != CURLE_OK { throw failure(for: code, state: state, request: request) }
         var status = 0
         _ = fetchd_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
-        var totalMicroseconds: curl_off_t = 0
-        _ = fetchd_curl_getinfo_off(handle, CURLINFO_TOTAL_TIME_T, &totalMicroseconds)
+        var timings: [String: Int] = [:]
+        for (name, info) in [("name_lookup", CURLINFO_NAMELOOKUP_TIME_T), ("connect", CURLINFO_CONNECT_TIME_T),
+                             ("tls", CURLINFO_APPCONNECT_TIME_T), ("first_byte", CURLINFO_STARTTRANSFER_TIME_T),
+                             ("total", CURLINFO_TOTAL_TIME_T)] {
+            var microseconds: curl_off_t = 0
+            if fetchd_curl_getinfo_off(handle, info, &microseconds) == CURLE_OK { timings[name] = Int(microseconds / 1000) }
+        }
         return HTTPResponse(
             status: status == 0 ? 200 : status,  // file:// has no status line
             effectiveURL: infoString(CURLINFO_EFFECTIVE_URL) ?? request.url,
             contentType: infoString(CURLINFO_CONTENT_TYPE),
             headers: state.headers,
             bodyBytes: state.bytes,
-            totalMilliseconds: Int(totalMicroseconds / 1000))
+            totalMilliseconds: timings["total"] ?? 0,
+            timings: timings)
     }
 
     private func infoString(_ info: CURLINFO) -> String? {

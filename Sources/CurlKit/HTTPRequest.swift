@@ -16,6 +16,16 @@ public struct HTTPRequest: Sendable {
     public var allowFileURLs: Bool = false
     /// How many redirects are followed.
     public var maxRedirects: Int = 10
+    /// Sent as `If-None-Match` (the ETag of the content we already have).
+    public var ifNoneMatch: String?
+    /// Sent as `If-Modified-Since` (the Last-Modified of the content we already have).
+    public var ifModifiedSince: String?
+    /// A PEM file of CA certificates to trust instead of the system's.
+    public var caFile: String?
+    /// A proxy URL; nil leaves libcurl's environment handling (`https_proxy`, `no_proxy`) in place.
+    public var proxy: String?
+    /// The Accept-Encoding offered: "" offers every encoding libcurl can decode.
+    public var acceptEncoding: String = ""
     /// A transfer slower than this many bytes per second ...
     public var lowSpeedBytesPerSecond: Int = 1
     /// ... for this many seconds is ended as stalled.
@@ -45,6 +55,9 @@ public struct HTTPResponse: Sendable, Equatable {
     public var bodyBytes: Int
     /// Total transfer time, in milliseconds.
     public var totalMilliseconds: Int
+    /// Phases of the transfer, in milliseconds from its start (`curl_easy_getinfo`):
+    /// `name_lookup`, `connect`, `tls`, `first_byte`, `total`.
+    public var timings: [String: Int] = [:]
 }
 
 /// Why a transfer failed, precisely enough for a person to act on.

@@ -43,6 +43,16 @@ public struct HandlerConfig: Sendable, Equatable {
     public var enabled: Bool = true
     /// Whether an `http` handler may read `file://` URLs (local use and tests only).
     public var allowFileURLs: Bool = false
+    /// Extra request headers of an `http` handler.
+    public var headers: [String: String] = [:]
+    /// The User-Agent of an `http` handler; nil means `fetchd/VERSION`.
+    public var userAgent: String?
+    /// The Accept-Encoding an `http` handler offers; nil offers every encoding libcurl decodes.
+    public var acceptEncoding: String?
+    /// A proxy for an `http` handler; nil leaves libcurl's environment handling in place.
+    public var proxy: String?
+    /// A PEM file of CA certificates an `http` handler trusts instead of the system's.
+    public var caFile: String?
     /// The file the handler was defined in.
     public var sourceFile: String
     /// The line of the handler's `[[handler]]` header.
@@ -60,8 +70,11 @@ public struct HandlerConfig: Sendable, Equatable {
 
     static let knownKeys = [
         "name", "kind", "url", "command", "environment", "min_interval", "deadline", "retain",
-        "max_bytes", "enabled", "allow_file_urls",
+        "max_bytes", "enabled", "allow_file_urls", "headers", "user_agent", "accept_encoding", "proxy", "ca_file",
     ]
+
+    /// Keys only `http` handlers take.
+    static let httpOnlyKeys = ["url", "allow_file_urls", "headers", "user_agent", "accept_encoding", "proxy", "ca_file"]
 
     /// Reads one `[[handler]]` table; returns nil when it cannot be used (problems are in `reader`).
     static func read(from reader: inout TableReader, daemon: DaemonConfig) -> HandlerConfig? {
@@ -99,6 +112,7 @@ public struct HandlerConfig: Sendable, Equatable {
         if let maxBytes = reader.int("max_bytes", in: 1...(64 * 1024 * 1024 * 1024)) { handler.maxBytes = maxBytes }
         if let enabled = reader.bool("enabled") { handler.enabled = enabled }
         if let allow = reader.bool("allow_file_urls") { handler.allowFileURLs = allow }
+        handler.readHTTPOptions(&reader)
         if kind != nil { handler.checkKindSpecificKeys(&reader) }
         reader.reportUnknownKeys(known: knownKeys)
         guard name != nil, kind != nil, reader.diagnostics.count == before,
@@ -129,7 +143,9 @@ public struct HandlerConfig: Sendable, Equatable {
             if let program = command?.first, program.isEmpty {
                 reader.report("command", "the program (first element) is empty; expected a path such as \"/usr/bin/prog\"")
             }
-            if reader.table["url"] != nil { reader.report("url", "\"url\" belongs to http handlers; this one is exec") }
+            for key in Self.httpOnlyKeys where reader.table[key] != nil {
+                reader.report(key, "\"\(key)\" belongs to http handlers; this one is exec")
+            }
         }
     }
 }

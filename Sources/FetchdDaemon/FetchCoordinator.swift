@@ -86,10 +86,15 @@ public actor FetchCoordinator {
         }
         let deadline = Duration.milliseconds(Int64(handler.deadlineSeconds * 1000))
         let latestPath = snapshots.latestContentPath(of: handler.name)
+        let saved = try? state.state(of: handler.name)
+        var validators: [String: String] = [:]
+        validators[HTTPHandler.etagKey] = saved?.etag
+        validators[HTTPHandler.lastModifiedKey] = saved?.lastModified
         let context = FetchContext(
             handlerName: handler.name, trigger: trigger, outputPath: outputPath,
             previousSnapshotPath: FileManager.default.fileExists(atPath: latestPath) ? latestPath : nil,
-            deadline: .now + deadline, wallDeadline: startedAt.addingTimeInterval(handler.deadlineSeconds))
+            deadline: .now + deadline, wallDeadline: startedAt.addingTimeInterval(handler.deadlineSeconds),
+            previousValidators: validators)
         let implementation = HandlerFactory.make(handler, killGraceSeconds: config.daemon.killGraceSeconds)
         let outcome = await runner.run(implementation, context: context)
         if outcome.ignoredCompletions > 0 {
@@ -117,6 +122,7 @@ public actor FetchCoordinator {
             snapshots.discard(stagedFile: outputPath)
             return recordResult(handler, trigger: trigger, startedAt: startedAt, result: .failed(reason: reason))
         case .newData(let contentType, let details):
+            let validators = Self.validators(in: details)
             let size = (try? FileManager.default.attributesOfItem(atPath: outputPath)[.size] as? NSNumber)?.intValue
             guard let size else {
                 return recordResult(handler, trigger: trigger, startedAt: startedAt,
@@ -136,10 +142,11 @@ public actor FetchCoordinator {
                                             retain: handler.retain) {
                 case .written(let metadata):
                     return recordResult(handler, trigger: trigger, startedAt: startedAt, result: .newData,
-                                        bytes: metadata.bytes, sha256: metadata.sha256, version: metadata.version)
+                                        bytes: metadata.bytes, sha256: metadata.sha256, version: metadata.version,
+                                        validators: validators)
                 case .unchanged(let metadata):
                     return recordResult(handler, trigger: trigger, startedAt: startedAt, result: .noData,
-                                        bytes: metadata.bytes, sha256: metadata.sha256)
+                                        bytes: metadata.bytes, sha256: metadata.sha256, validators: validators)
                 }
             } catch {
                 snapshots.discard(stagedFile: outputPath)
@@ -149,13 +156,23 @@ public actor FetchCoordinator {
         }
     }
 
+    /// The HTTP validators a completion reports (present only for content in hand; an empty
+    /// value means the server sent none), or nil to keep the stored ones.
+    static func validators(in details: [String: String]) -> (etag: String?, lastModified: String?)? {
+        guard details[HTTPHandler.etagKey] != nil || details[HTTPHandler.lastModifiedKey] != nil else { return nil }
+        let etag = details[HTTPHandler.etagKey].flatMap { $0.isEmpty ? nil : $0 }
+        let lastModified = details[HTTPHandler.lastModifiedKey].flatMap { $0.isEmpty ? nil : $0 }
+        return (etag, lastModified)
+    }
+
     /// Records the result durably and logs it.
     private func recordResult(_ handler: HandlerConfig, trigger: FetchTrigger, startedAt: Date, result: FetchResult,
-                              bytes: Int? = nil, sha256: String? = nil, version: String? = nil) -> FetchRecord {
+                              bytes: Int? = nil, sha256: String? = nil, version: String? = nil,
+                              validators: (etag: String?, lastModified: String?)? = nil) -> FetchRecord {
         var record = FetchRecord(handler: handler.name, startedAt: startedAt, finishedAt: Date(), result: result,
                                  trigger: trigger, bytes: bytes, sha256: sha256, version: version)
         do {
-            record = try state.record(record)
+            record = try state.record(record, validators: validators)
         } catch {
             logger.error("\(handler.name): cannot record the result in \(state.path): \(error)")
         }

@@ -16,6 +16,20 @@ public struct HTTPHandler: FetchHandler {
     public let allowFileURLs: Bool
     /// The User-Agent header.
     public var userAgent = "fetchd/\(Defaults.version)"
+    /// Extra request headers.
+    public var headers: [String: String] = [:]
+    /// The Accept-Encoding offered ("" = everything libcurl decodes).
+    public var acceptEncoding = ""
+    /// A proxy URL (nil: libcurl's environment handling).
+    public var proxy: String?
+    /// CA certificates to trust instead of the system's.
+    public var caFile: String?
+
+    /// The keys under which validators travel in `FetchContext.previousValidators` and in the
+    /// completion's details: the state database keeps them between fetches.
+    public static let etagKey = "etag"
+    /// See `etagKey`.
+    public static let lastModifiedKey = "last_modified"
 
     /// Creates an HTTP handler.
     public init(url: String, maxBytes: Int, allowFileURLs: Bool) {
@@ -30,13 +44,27 @@ public struct HTTPHandler: FetchHandler {
             url: url, outputPath: context.outputPath, userAgent: userAgent,
             timeoutMilliseconds: Int(context.timeRemaining / .milliseconds(1)), maxBytes: maxBytes)
         request.allowFileURLs = allowFileURLs
+        request.headers = headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+        request.acceptEncoding = acceptEncoding
+        request.proxy = proxy
+        request.caFile = caFile
+        // Conditional only when there is content to keep: a 304 without a snapshot would leave none.
+        if context.previousSnapshotPath != nil {
+            request.ifNoneMatch = context.previousValidators[Self.etagKey]
+            request.ifModifiedSince = context.previousValidators[Self.lastModifiedKey]
+        }
         do {
             let response = try await HTTPClient.fetch(request)
-            let details = [
+            var details = [
                 "status": String(response.status),
                 "final_url": response.effectiveURL,
-                "total_ms": String(response.totalMilliseconds),
             ]
+            for (phase, milliseconds) in response.timings { details["\(phase)_ms"] = String(milliseconds) }
+            if (200..<300).contains(response.status) {
+                // The validators of the content now in hand; absent ones clear stale ones.
+                details[Self.etagKey] = response.headers["etag"] ?? ""
+                details[Self.lastModifiedKey] = response.headers["last-modified"] ?? ""
+            }
             switch response.status {
             case 200..<300:
                 context.complete(.newData(contentType: response.contentType, details: details))

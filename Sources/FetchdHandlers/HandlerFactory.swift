@@ -10,7 +10,17 @@ public enum HandlerFactory {
             ExecHandler(command: config.command ?? ["/bin/false"], environment: config.environment,
                         killGrace: .milliseconds(Int64(killGraceSeconds * 1000)))
         case .http:
-            HTTPHandler(url: config.url ?? "", maxBytes: config.maxBytes, allowFileURLs: config.allowFileURLs)
+            makeHTTP(config)
         }
+    }
+
+    private static func makeHTTP(_ config: HandlerConfig) -> HTTPHandler {
+        var handler = HTTPHandler(url: config.url ?? "", maxBytes: config.maxBytes, allowFileURLs: config.allowFileURLs)
+        if let userAgent = config.userAgent { handler.userAgent = userAgent }
+        if let acceptEncoding = config.acceptEncoding { handler.acceptEncoding = acceptEncoding }
+        handler.headers = config.headers
+        handler.proxy = config.proxy
+        handler.caFile = config.caFile
+        return handler
     }
 }

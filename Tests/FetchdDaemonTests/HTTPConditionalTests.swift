@@ -1,0 +1,92 @@
+import FetchdConfig
+import FetchdDaemon
+import FetchdState
+import FetchdTestSupport
+import Foundation
+import Logging
+import Testing
+
+/// Conditional requests end to end through the coordinator: validators are kept in the state
+/// database, sent on the next fetch, and a 304 is `noData` that leaves the snapshot alone.
+@Suite(.serialized)
+struct HTTPConditionalTests {
+    private func coordinator(_ directory: TemporaryDirectory, url: String, extra: String = "") throws -> FetchCoordinator {
+        try directory.write("""
+            cache_dir = "\(directory.file("cache"))"
+            state_dir = "\(directory.file("state"))"
+            runtime_dir = "\(directory.file("run"))"
+            """, to: "etc/fetchd.toml")
+        try directory.write("""
+            [[handler]]
+            name = "page"
+            kind = "http"
+            url = "\(url)"
+            min_interval = "never"
+            \(extra)
+            """, to: "etc/handlers.d/page.toml")
+        let config = try ConfigLoader.load(mainFile: directory.file("etc/fetchd.toml"))
+        #expect(config.diagnostics.isEmpty, "\(config.diagnostics)")
+        return try Daemon(config: config, logger: Logger(label: "test")).openCoordinator()
+    }
+
+    @Test func etagRoundTripTurnsA304IntoNoData() async throws {
+        let server = try ConditionalServer()
+        let directory = try TemporaryDirectory("conditional")
+        defer { directory.remove() }
+        let coordinator = try coordinator(directory, url: server.url("/etag"))
+        #expect(await coordinator.fetch("page", trigger: .manual)?.result == "newData")
+        let state = try StateStore(path: directory.file("state/state.sqlite"))
+        #expect(try state.state(of: "page")?.etag == "\"v1\"")
+        let second = await coordinator.fetch("page", trigger: .manual)
+        #expect(second?.result == "noData" && second?.version == nil)
+        // The resource changes: a new version with the new validator.
+        try server.get("/bump")
+        #expect(await coordinator.fetch("page", trigger: .manual)?.result == "newData")
+        #expect(try state.state(of: "page")?.etag == "\"v2\"")
+        let content = try String(contentsOfFile: directory.file("cache/page/latest/content"), encoding: .utf8)
+        #expect(content == "etag body 2")
+        let metadata = try String(contentsOfFile: directory.file("cache/page/latest/meta.json"), encoding: .utf8)
+        #expect(metadata.contains("\"status\" : \"200\"") && metadata.contains("first_byte_ms"), "\(metadata)")
+    }
+
+    @Test func lastModifiedRoundTrip() async throws {
+        let server = try ConditionalServer()
+        let directory = try TemporaryDirectory("conditional")
+        defer { directory.remove() }
+        let coordinator = try coordinator(directory, url: server.url("/lastmod"))
+        #expect(await coordinator.fetch("page", trigger: .manual)?.result == "newData")
+        #expect(await coordinator.fetch("page", trigger: .manual)?.result == "noData")
+        let state = try StateStore(path: directory.file("state/state.sqlite"))
+        #expect(try state.state(of: "page")?.lastModified == "Sat, 21 Nov 2026 08:00:00 GMT")
+        #expect(try state.state(of: "page")?.etag == nil)
+    }
+
+    @Test func noSnapshotMeansNoConditionalRequest() async throws {
+        let server = try ConditionalServer()
+        let directory = try TemporaryDirectory("conditional")
+        defer { directory.remove() }
+        let coordinator = try coordinator(directory, url: server.url("/etag"))
+        #expect(await coordinator.fetch("page", trigger: .manual)?.result == "newData")
+        // The snapshot is lost (cache wiped) but the state still has the ETag: fetch it whole again.
+        try FileManager.default.removeItem(atPath: directory.file("cache/page"))
+        #expect(await coordinator.fetch("page", trigger: .manual)?.result == "newData")
+        #expect(FileManager.default.fileExists(atPath: directory.file("cache/page/latest/content")))
+    }
+
+    @Test func configuredHeadersAndUserAgentAreSent() async throws {
+        let server = try ConditionalServer()
+        let directory = try TemporaryDirectory("conditional")
+        defer { directory.remove() }
+        let coordinator = try coordinator(directory, url: server.url("/echo"), extra: """
+            headers = { Accept = "application/json", X-Fetchd-Test = "yes" }
+            user_agent = "fetchd-test/1"
+            accept_encoding = "identity"
+            """)
+        #expect(await coordinator.fetch("page", trigger: .manual)?.result == "newData")
+        let echoed = try String(contentsOfFile: directory.file("cache/page/latest/content"), encoding: .utf8)
+        for expected in ["Accept: application/json", "X-Fetchd-Test: yes", "User-Agent: fetchd-test/1",
+                         "Accept-Encoding: identity"] {
+            #expect(echoed.contains(expected), "\(echoed)")
+        }
+    }
+}
