@@ -18,6 +18,7 @@ extension HandlerConfig {
                 }
             }
         }
+        if let honor = reader.bool("honor_server_hints") { honorServerHints = honor }
         userAgent = reader.string("user_agent")
         acceptEncoding = reader.string("accept_encoding")
         proxy = reader.string("proxy")

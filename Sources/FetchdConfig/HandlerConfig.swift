@@ -43,6 +43,8 @@ public struct HandlerConfig: Sendable, Equatable {
     public var enabled: Bool = true
     /// Whether an `http` handler may read `file://` URLs (local use and tests only).
     public var allowFileURLs: Bool = false
+    /// Whether the schedule honours the server's Retry-After, Cache-Control max-age and Expires.
+    public var honorServerHints: Bool = true
     /// Extra request headers of an `http` handler.
     public var headers: [String: String] = [:]
     /// The User-Agent of an `http` handler; nil means `fetchd/VERSION`.
@@ -70,11 +72,11 @@ public struct HandlerConfig: Sendable, Equatable {
 
     static let knownKeys = [
         "name", "kind", "url", "command", "environment", "min_interval", "deadline", "retain",
-        "max_bytes", "enabled", "allow_file_urls", "headers", "user_agent", "accept_encoding", "proxy", "ca_file",
+        "max_bytes", "enabled", "allow_file_urls", "honor_server_hints", "headers", "user_agent", "accept_encoding", "proxy", "ca_file",
     ]
 
     /// Keys only `http` handlers take.
-    static let httpOnlyKeys = ["url", "allow_file_urls", "headers", "user_agent", "accept_encoding", "proxy", "ca_file"]
+    static let httpOnlyKeys = ["url", "allow_file_urls", "honor_server_hints", "headers", "user_agent", "accept_encoding", "proxy", "ca_file"]
 
     /// Reads one `[[handler]]` table; returns nil when it cannot be used (problems are in `reader`).
     static func read(from reader: inout TableReader, daemon: DaemonConfig) -> HandlerConfig? {

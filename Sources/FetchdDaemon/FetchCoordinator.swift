@@ -114,13 +114,15 @@ public actor FetchCoordinator {
                 ? .failed(reason: "stopped: fetchd is shutting down") : .expired
             return recordResult(handler, trigger: trigger, startedAt: startedAt, result: result)
         }
+        let notBefore = Self.serverFloor(in: completion, finishedAt: finishedAt)
         switch completion {
         case .noData:
             snapshots.discard(stagedFile: outputPath)
-            return recordResult(handler, trigger: trigger, startedAt: startedAt, result: .noData)
+            return recordResult(handler, trigger: trigger, startedAt: startedAt, result: .noData, notBefore: notBefore)
         case .failed(let reason, _):
             snapshots.discard(stagedFile: outputPath)
-            return recordResult(handler, trigger: trigger, startedAt: startedAt, result: .failed(reason: reason))
+            return recordResult(handler, trigger: trigger, startedAt: startedAt, result: .failed(reason: reason),
+                                notBefore: notBefore)
         case .newData(let contentType, let details):
             let validators = Self.validators(in: details)
             let size = (try? FileManager.default.attributesOfItem(atPath: outputPath)[.size] as? NSNumber)?.intValue
@@ -143,10 +145,11 @@ public actor FetchCoordinator {
                 case .written(let metadata):
                     return recordResult(handler, trigger: trigger, startedAt: startedAt, result: .newData,
                                         bytes: metadata.bytes, sha256: metadata.sha256, version: metadata.version,
-                                        validators: validators)
+                                        validators: validators, notBefore: notBefore)
                 case .unchanged(let metadata):
                     return recordResult(handler, trigger: trigger, startedAt: startedAt, result: .noData,
-                                        bytes: metadata.bytes, sha256: metadata.sha256, validators: validators)
+                                        bytes: metadata.bytes, sha256: metadata.sha256, validators: validators,
+                                        notBefore: notBefore)
                 }
             } catch {
                 snapshots.discard(stagedFile: outputPath)
@@ -154,6 +157,15 @@ public actor FetchCoordinator {
                                     result: .failed(reason: "cannot write the snapshot: \(error)"))
             }
         }
+    }
+
+    /// The earliest next fetch the server asked for, from the completion's details.
+    static func serverFloor(in completion: HandlerCompletion, finishedAt: Date) -> Date? {
+        let details: [String: String]
+        switch completion {
+        case .newData(_, let all), .noData(let all), .failed(_, let all): details = all
+        }
+        return details[ServerHints.delayKey].flatMap(Double.init).map { finishedAt.addingTimeInterval($0) }
     }
 
     /// The HTTP validators a completion reports (present only for content in hand; an empty
@@ -168,11 +180,12 @@ public actor FetchCoordinator {
     /// Records the result durably and logs it.
     private func recordResult(_ handler: HandlerConfig, trigger: FetchTrigger, startedAt: Date, result: FetchResult,
                               bytes: Int? = nil, sha256: String? = nil, version: String? = nil,
-                              validators: (etag: String?, lastModified: String?)? = nil) -> FetchRecord {
+                              validators: (etag: String?, lastModified: String?)? = nil,
+                              notBefore: Date? = nil) -> FetchRecord {
         var record = FetchRecord(handler: handler.name, startedAt: startedAt, finishedAt: Date(), result: result,
                                  trigger: trigger, bytes: bytes, sha256: sha256, version: version)
         do {
-            record = try state.record(record, validators: validators)
+            record = try state.record(record, validators: validators, notBefore: notBefore)
         } catch {
             logger.error("\(handler.name): cannot record the result in \(state.path): \(error)")
         }

@@ -60,6 +60,9 @@ public struct HTTPHandler: FetchHandler {
                 "final_url": response.effectiveURL,
             ]
             for (phase, milliseconds) in response.timings { details["\(phase)_ms"] = String(milliseconds) }
+            if let delay = ServerHints.delaySeconds(status: response.status, headers: response.headers) {
+                details[ServerHints.delayKey] = String(delay)
+            }
             if (200..<300).contains(response.status) {
                 // The validators of the content now in hand; absent ones clear stale ones.
                 details[Self.etagKey] = response.headers["etag"] ?? ""

@@ -79,6 +79,9 @@ public struct HandlerState: Codable, Sendable, Equatable, FetchableRecord, Persi
     public var lastModified: String?
     /// `newData` results since someone last looked (`fetchctl status`).
     public var newDataUnseen: Int
+    /// The server asked not to be fetched before this time (Retry-After, Cache-Control max-age,
+    /// Expires); the schedule honours it as a floor.
+    public var notBefore: Date?
 
     /// The database table.
     public static let databaseTableName = "handler_state"
@@ -99,5 +102,6 @@ public struct HandlerState: Codable, Sendable, Equatable, FetchableRecord, Persi
         case consecutiveFailures = "consecutive_failures"
         case lastModified = "last_modified"
         case newDataUnseen = "new_data_unseen"
+        case notBefore = "not_before"
     }
 }

@@ -59,13 +59,18 @@ public final class StateStore: Sendable {
             }
             try db.create(index: "usage_event_by_handler", on: "usage_event", columns: ["handler", "at"])
         }
+        migrator.registerMigration("v2: server hints") { db in
+            try db.alter(table: HandlerState.databaseTableName) { t in t.add(column: "not_before", .datetime) }
+        }
         return migrator
     }
 
     /// Records a finished fetch and updates the handler's state in one transaction.
     /// Returns the stored record (with its id).
     @discardableResult
+    /// `notBefore` replaces the stored server hint (nil clears it).
     public func record(_ fetch: FetchRecord, validators: (etag: String?, lastModified: String?)? = nil,
+                       notBefore: Date? = nil,
                        historyLimit: Int = Defaults.historyKeepPerHandler) throws -> FetchRecord {
         try pool.write { db in
             var fetch = fetch
@@ -81,6 +86,7 @@ public final class StateStore: Sendable {
                 state.lastSuccessAt = fetch.finishedAt
             }
             if fetch.result == FetchResult.newData.name { state.newDataUnseen += 1 }
+            state.notBefore = notBefore
             if let validators {
                 state.etag = validators.etag
                 state.lastModified = validators.lastModified

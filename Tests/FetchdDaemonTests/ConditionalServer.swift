@@ -9,6 +9,7 @@ import Glibc
 /// - `/etag`: body `etag body <version>`, `ETag: "v<version>"`, 304 when If-None-Match matches;
 /// - `/lastmod`: `Last-Modified` fixed, 304 when If-Modified-Since equals it;
 /// - `/echo`: the request's headers as the body;
+/// - `/retry`: 429 with `Retry-After: 120`;
 /// - `/bump`: makes `/etag` serve the next version.
 final class ConditionalServer {
     let process = Process()
@@ -36,6 +37,8 @@ final class ConditionalServer {
                     return self.send(200, b"lastmod body", {"Last-Modified": LAST})
                 if self.path == "/echo":
                     return self.send(200, str(self.headers).encode())
+                if self.path == "/retry":
+                    return self.send(429, b"slow down", {"Retry-After": "120"})
                 if self.path == "/bump":
                     version[0] += 1
                     return self.send(200, b"bumped")

@@ -73,6 +73,18 @@ struct HTTPConditionalTests {
         #expect(FileManager.default.fileExists(atPath: directory.file("cache/page/latest/content")))
     }
 
+    @Test func retryAfterPushesTheNextEligibleFetch() async throws {
+        let server = try ConditionalServer()
+        let directory = try TemporaryDirectory("conditional")
+        defer { directory.remove() }
+        let coordinator = try coordinator(directory, url: server.url("/retry"))
+        let record = await coordinator.fetch("page", trigger: .manual)
+        #expect(record?.result == "failed" && record?.reason == "HTTP 429")
+        let state = try StateStore(path: directory.file("state/state.sqlite"))
+        let notBefore = try #require(try state.state(of: "page")?.notBefore)
+        #expect(abs(notBefore.timeIntervalSinceNow - 120) < 10, "Retry-After: 120 gave \(notBefore)")
+    }
+
     @Test func configuredHeadersAndUserAgentAreSent() async throws {
         let server = try ConditionalServer()
         let directory = try TemporaryDirectory("conditional")

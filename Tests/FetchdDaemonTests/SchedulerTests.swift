@@ -44,6 +44,16 @@ struct SchedulerTests {
         #expect(Scheduler.due(handlers, states: [:], now: now).isEmpty, "never-run handlers follow the same rule")
     }
 
+    @Test func aServerHintIsAFloorUnlessIgnored() {
+        var polite = handler("polite", .seconds(60))
+        var hinted = state("polite", lastAttempt: 120)
+        hinted.notBefore = now.addingTimeInterval(300)
+        #expect(Scheduler.nextEligible(polite, state: hinted) == now.addingTimeInterval(300))
+        #expect(Scheduler.due([polite], states: ["polite": hinted], now: now).isEmpty)
+        polite.honorServerHints = false
+        #expect(Scheduler.nextEligible(polite, state: hinted) == now.addingTimeInterval(-60))
+    }
+
     @Test func nextWakeIsTheEarliestEligibilityWithinTheHeartbeat() {
         let handlers = [handler("a", .seconds(600)), handler("b", .seconds(120))]
         let states = ["a": state("a", lastAttempt: 100), "b": state("b", lastAttempt: 100)]
