@@ -157,6 +157,7 @@ final class CurlEasy {
         case CURLE_OPERATION_TIMEDOUT: return .timeout(message)
         case CURLE_TOO_MANY_REDIRECTS: return .tooManyRedirects(limit: request.maxRedirects)
         case CURLE_UNSUPPORTED_PROTOCOL: return .forbiddenScheme(message)
+        case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_GOT_NOTHING: return .incomplete(message)
         case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE,
              CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER:
             return .tls(message)

@@ -78,6 +78,8 @@ public enum HTTPFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case forbiddenScheme(String)
     /// The transfer was cancelled (deadline or shutdown).
     case cancelled
+    /// The connection ended before the whole response arrived.
+    case incomplete(String)
     /// Writing the body to disk failed.
     case write(String)
     /// Any other libcurl error, with its code.
@@ -94,6 +96,7 @@ public enum HTTPFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case .tooManyRedirects(let limit): "too many redirects (more than \(limit))"
         case .forbiddenScheme(let detail): "forbidden scheme: \(detail)"
         case .cancelled: "cancelled"
+        case .incomplete(let detail): "incomplete response: \(detail)"
         case .write(let detail): "write: \(detail)"
         case .other(let code, let message): "curl error \(code): \(message)"
         }

@@ -1,0 +1,66 @@
+import Foundation
+
+/// Misbehaving servers for the HTTP limits (Python on 127.0.0.1, started per test). Routes:
+/// `/redirect/N` (a chain of N redirects), `/loop` (redirects to itself), `/to-file` (redirects
+/// to a `file://` URL), `/stall` (headers and 10 bytes, then silence), `/drop` (promises
+/// 100 000 bytes, sends 1000 and closes), `/gzip-bomb` (50 MB of zeros, gzip-encoded: ~50 KB
+/// on the wire). With a certificate and key it serves HTTPS.
+enum HostileServer {
+    static let script = #"""
+        import gzip, http.server, socketserver, ssl, sys, time
+        BOMB = gzip.compress(b"\0" * (50 * 1024 * 1024))
+        class H(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            def log_message(self, *a): pass
+            def head(self, code, headers):
+                self.send_response(code)
+                for k, v in headers.items(): self.send_header(k, v)
+                self.end_headers()
+            def do_GET(self):
+                p = self.path
+                if p.startswith("/redirect/"):
+                    n = int(p.rsplit("/", 1)[1])
+                    if n == 0:
+                        self.head(200, {"Content-Length": "4"}); return self.wfile.write(b"done")
+                    return self.head(302, {"Location": "/redirect/%d" % (n - 1), "Content-Length": "0"})
+                if p == "/loop": return self.head(302, {"Location": "/loop", "Content-Length": "0"})
+                if p == "/to-file": return self.head(302, {"Location": "file:///etc/passwd", "Content-Length": "0"})
+                if p == "/stall":
+                    self.head(200, {"Content-Length": "1000"}); self.wfile.write(b"x" * 10); self.wfile.flush()
+                    time.sleep(60); return
+                if p == "/drop":
+                    self.head(200, {"Content-Length": "100000"}); self.wfile.write(b"y" * 1000); self.wfile.flush()
+                    self.close_connection = True; return
+                if p == "/gzip-bomb":
+                    self.head(200, {"Content-Encoding": "gzip", "Content-Length": str(len(BOMB))})
+                    return self.wfile.write(BOMB)
+                self.head(200, {"Content-Length": "2"}); self.wfile.write(b"ok")
+        class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
+            daemon_threads = True
+        server = S(("127.0.0.1", int(sys.argv[1])), H)
+        if len(sys.argv) > 3:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(sys.argv[2], sys.argv[3])
+            server.socket = context.wrap_socket(server.socket, server_side=True)
+        server.serve_forever()
+        """#
+
+    /// Starts the server (HTTPS when `certificate` and `key` are given).
+    static func start(certificate: String? = nil, key: String? = nil) throws -> LoopbackServer {
+        try LoopbackServer.start { port in
+            ["python3", "-c", script, String(port)] + [certificate, key].compactMap { $0 }
+        }
+    }
+
+    /// A self-signed certificate for 127.0.0.1 in `directory`: (certificate, key) paths.
+    static func selfSignedCertificate(in directory: TempDirectory) throws -> (String, String) {
+        let certificate = directory.file("cert.pem"), key = directory.file("key.pem")
+        let pid = try spawnProcess(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                                    "-keyout", key, "-out", certificate])
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        guard FileManager.default.fileExists(atPath: certificate) else { throw LoopbackServer.ServerError.didNotStart }
+        return (certificate, key)
+    }
+}

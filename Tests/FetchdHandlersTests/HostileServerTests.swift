@@ -1,0 +1,77 @@
+import FetchdCore
+import FetchdHandlers
+import Foundation
+import Testing
+
+extension ProcessTests {
+    /// The HTTP handler's limits against servers that misbehave on purpose.
+    @Suite("HTTP handler against hostile servers")
+    struct HostileServerTests {
+        static let deadline: Duration = .seconds(3)
+
+        /// Fetches `path` from a fresh hostile server and returns the outcome and elapsed time.
+        private func fetch(_ path: String, maxBytes: Int = 1024 * 1024, https: Bool = false,
+                           caFile: String? = nil) async throws -> (FetchRunner.Outcome, Duration) {
+            let directory = try TempDirectory()
+            var certificate: (String, String)?
+            if https { certificate = try HostileServer.selfSignedCertificate(in: directory) }
+            let server = try HostileServer.start(certificate: certificate?.0, key: certificate?.1)
+            defer { server.stop() }
+            var handler = HTTPHandler(url: "\(https ? "https" : "http")://127.0.0.1:\(server.port)\(path)",
+                                      maxBytes: maxBytes, allowFileURLs: false)
+            handler.caFile = caFile == "generated" ? certificate?.0 : caFile
+            return await timedRun(handler, context: makeContext(in: directory, deadline: Self.deadline))
+        }
+
+        private func reason(_ outcome: FetchRunner.Outcome) -> String {
+            if case .failed(let reason, _)? = outcome.completion { return reason }
+            return "not a failure: \(String(describing: outcome.completion)), expired: \(outcome.expired)"
+        }
+
+        @Test func aRedirectChainIsFollowed() async throws {
+            let (outcome, _) = try await fetch("/redirect/3")
+            guard case .newData(_, let details)? = outcome.completion else {
+                Issue.record("expected newData, got \(String(describing: outcome.completion))"); return
+            }
+            #expect(details["final_url"]?.hasSuffix("/redirect/0") == true)
+        }
+
+        @Test func aRedirectLoopFailsAsTooManyRedirects() async throws {
+            let (outcome, elapsed) = try await fetch("/loop")
+            #expect(reason(outcome).contains("too many redirects"), "\(reason(outcome))")
+            #expect(elapsed < Self.deadline)
+        }
+
+        @Test func aRedirectToFileIsRefused() async throws {
+            let (outcome, _) = try await fetch("/to-file")
+            #expect(reason(outcome).contains("forbidden scheme") || reason(outcome).contains("Protocol"),
+                    "\(reason(outcome))")
+        }
+
+        @Test func aServerStallingAfterTheHeadersEndsByTheDeadline() async throws {
+            let (outcome, elapsed) = try await fetch("/stall")
+            #expect(outcome.expired || reason(outcome).contains("timeout"), "\(reason(outcome))")
+            #expect(elapsed < Self.deadline + .seconds(1))
+        }
+
+        @Test func aConnectionDroppedMidBodyFails() async throws {
+            let (outcome, _) = try await fetch("/drop")
+            #expect(outcome.completion != nil && reason(outcome).hasPrefix("incomplete response"), "\(reason(outcome))")
+        }
+
+        @Test func aGzipBombStopsAtMaxBytesOfDecodedData() async throws {
+            let (outcome, elapsed) = try await fetch("/gzip-bomb", maxBytes: 1024 * 1024)
+            #expect(reason(outcome).contains("too large"), "\(reason(outcome))")
+            #expect(elapsed < Self.deadline)
+        }
+
+        @Test func aSelfSignedCertificateIsRejectedUnlessItsCAIsConfigured() async throws {
+            let (rejected, _) = try await fetch("/", https: true)
+            #expect(reason(rejected).hasPrefix("TLS") || reason(rejected).contains("certificate"), "\(reason(rejected))")
+            let (accepted, _) = try await fetch("/", https: true, caFile: "generated")
+            guard case .newData? = accepted.completion else {
+                Issue.record("with ca_file the fetch should succeed: \(reason(accepted))"); return
+            }
+        }
+    }
+}
