@@ -63,8 +63,13 @@ public struct DaemonConfig: Sendable, Equatable {
         if let value = reader.durationSeconds("max_deadline", in: 1...86_400) { config.maxDeadlineSeconds = value }
         if let value = reader.durationSeconds("default_deadline", in: 0.1...config.maxDeadlineSeconds) {
             config.defaultDeadlineSeconds = value
+        } else {
+            // An unset default never exceeds a lowered max_deadline.
+            config.defaultDeadlineSeconds = min(config.defaultDeadlineSeconds, config.maxDeadlineSeconds)
         }
-        if let value = reader.durationSeconds("kill_grace", in: 0...300) { config.killGraceSeconds = value }
+        // Capped well inside the unit's TimeoutStopSec=30s, so a stop never ends in SIGKILL
+        // before the stopped handlers' results are recorded.
+        if let value = reader.durationSeconds("kill_grace", in: 0...20) { config.killGraceSeconds = value }
         if let value = reader.durationSeconds("heartbeat", in: 1...86_400) { config.heartbeatSeconds = value }
         if let value = reader.int("cache_max_bytes", in: 1024...Int.max) { config.cacheMaxBytes = value }
         if let text = reader.string("socket_mode") {

@@ -8,8 +8,10 @@ import Glibc
 public struct ControlClient: Sendable {
     /// The socket's path.
     public let path: String
-    /// How long to wait for an answer, in seconds.
+    /// How long to wait for an answer, in seconds; 0 waits as long as it takes.
     public var timeoutSeconds: Int
+    /// The longest answer accepted, in bytes.
+    public static let maxResponseBytes = 16 * 1024 * 1024
 
     /// Creates a client; nothing is connected until `send`.
     public init(path: String, timeoutSeconds: Int = 30) {
@@ -99,6 +101,9 @@ public struct ControlClient: Sendable {
                 return data
             }
             data.append(contentsOf: buffer[0..<count])
+            if data.count > Self.maxResponseBytes {
+                throw ControlError(code: .internalError, message: "fetchd's answer exceeds \(Self.maxResponseBytes) bytes")
+            }
         }
     }
 

@@ -54,7 +54,8 @@ public struct ControlServer: Service {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { connections in
                     for try await connection in connections {
-                        group.addTask { await serve(connection) }
+                        // An idle client must not hold the daemon up at shutdown.
+                        group.addTask { try? await cancelWhenGracefulShutdown { await serve(connection) } }
                     }
                 }
             }
@@ -88,6 +89,7 @@ public struct ControlServer: Service {
         let server = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true,
                                               childChannelInitializer: initializer)
         chmod(path, mode_t(mode))
+        if let group = policy.allowedGroupID { _ = chown(path, uid_t.max, group) }  // uid -1: keep the owner
         return server
     }
 

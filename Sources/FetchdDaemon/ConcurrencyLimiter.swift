@@ -67,7 +67,8 @@ final class ConcurrencyLimiter: Sendable {
     /// Returns a slot, handing it straight to the longest waiter if there is one.
     func release() {
         let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
-            if state.waiters.isEmpty {
+            // available < 0 after a reload shrank the limit: retire this slot instead of handing it on.
+            if state.waiters.isEmpty || state.available < 0 {
                 state.available += 1
                 return nil
             }

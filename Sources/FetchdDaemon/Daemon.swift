@@ -64,7 +64,8 @@ public struct Daemon {
                 notifier.status(await coordinator.statusLine())
                 await planned.plan(await coordinator.nextPlannedFetch())
             },
-            onStopping: { notifier.stopping() })
+            onStopping: { notifier.stopping() },
+            systemdWake: { await planned.activeTimerDate() })
         let logger = self.logger
         let control = ControlServer(
             path: config.daemon.socketPath, mode: config.daemon.socketMode,
@@ -76,17 +77,22 @@ public struct Daemon {
                               metadata: [MessageID.metadataKey: "\(MessageID.ready)"])
                 notifier.ready(status: "starting: first wake")
             })
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: scheduler), .init(service: control),
-            .init(service: ReloadService(coordinator: coordinator, notifier: notifier, logger: logger,
-                                         load: reload ?? { [config] () throws(ConfigLoadError) in config })),
-        ]
+        // A service group stops its services in reverse order: the scheduler comes last so it
+        // stops first, and fetches waited on through the control socket end before the socket does.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         if let interval = notifier.watchdogInterval {
             services.append(.init(service: WatchdogService(coordinator: coordinator, notifier: notifier, interval: interval)))
         }
         if let debugStallAfter {
             services.append(.init(service: DebugStallService(coordinator: coordinator, after: debugStallAfter)))
         }
+        services += [
+            .init(service: control),
+            .init(service: ReloadService(coordinator: coordinator, notifier: notifier, logger: logger,
+                                         load: reload ?? { [config] () throws(ConfigLoadError) in config },
+                                         afterApply: { scheduler.wake() })),
+            .init(service: scheduler),
+        ]
         let group = ServiceGroup(configuration: .init(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()

@@ -52,7 +52,7 @@ public actor FetchCoordinator {
     /// When the scheduler should wake next.
     public func nextWake(now: Date = Date()) -> Date {
         let states = (try? state.allStates()) ?? [:]
-        return Scheduler.nextWake(config.handlers, states: states, now: now,
+        return Scheduler.nextWake(config.handlers.filter { running[$0.name] == nil }, states: states, now: now,
                                   heartbeatSeconds: config.daemon.heartbeatSeconds)
     }
 
@@ -71,12 +71,13 @@ public actor FetchCoordinator {
 
     /// One fetch of `handler`, from slot to recorded result.
     private func execute(_ handler: HandlerConfig, trigger: FetchTrigger) async -> FetchRecord {
-        let startedAt = Date()
         guard await limiter.acquire() else {
-            return recordResult(handler, trigger: trigger, startedAt: startedAt,
+            return recordResult(handler, trigger: trigger, startedAt: Date(),
                                 result: .failed(reason: "stopped before it started: fetchd is shutting down"))
         }
         defer { limiter.release() }
+        // Time spent waiting for a slot is not the handler's: its deadline starts now.
+        let startedAt = Date()
         let outputPath: String
         do {
             outputPath = try snapshots.stagingPath(for: handler.name)
@@ -86,10 +87,12 @@ public actor FetchCoordinator {
         }
         let deadline = Duration.milliseconds(Int64(handler.deadlineSeconds * 1000))
         let latestPath = snapshots.latestContentPath(of: handler.name)
-        let saved = try? state.state(of: handler.name)
         var validators: [String: String] = [:]
-        validators[HTTPHandler.etagKey] = saved?.etag
-        validators[HTTPHandler.lastModifiedKey] = saved?.lastModified
+        // Validators describe the latest snapshot of this URL; after the URL changes they mean nothing.
+        if snapshots.latest(of: handler.name)?.details["request_url"] == handler.url, let saved = try? state.state(of: handler.name) {
+            validators[HTTPHandler.etagKey] = saved.etag
+            validators[HTTPHandler.lastModifiedKey] = saved.lastModified
+        }
         let context = FetchContext(
             handlerName: handler.name, trigger: trigger, outputPath: outputPath,
             previousSnapshotPath: FileManager.default.fileExists(atPath: latestPath) ? latestPath : nil,

@@ -29,6 +29,10 @@ actor PlannedWakeTimer {
         }
     }
 
+    /// The time of the planned timer systemd holds for us, if one is set: the internal timer
+    /// then leaves that wake to systemd and only backs it up a little later.
+    func activeTimerDate() -> Date? { bus == nil ? nil : planned }
+
     /// Moves the timer to `date` (once a minute or more apart; nearer plans are left to the internal timer).
     func plan(_ date: Date?) {
         guard let bus, let date, date.timeIntervalSinceNow > 1 else { return }

@@ -13,6 +13,8 @@ struct ReloadService: Service {
     let logger: Logger
     /// Loads the configuration the same way start-up did (same file, same overrides).
     let load: @Sendable () throws(ConfigLoadError) -> LoadedConfig
+    /// Runs after a new configuration took effect (a wake, so new handlers do not wait).
+    let afterApply: @Sendable () -> Void
 
     func run() async {
         let signals = await UnixSignalsSequence(trapping: .sighup)
@@ -29,7 +31,12 @@ struct ReloadService: Service {
             let loaded = try load()
             problems = loaded.diagnostics
             if problems.isEmpty {
+                let previous = await coordinator.config.daemon
+                for key in Self.restartOnlyChanges(from: previous, to: loaded.daemon) {
+                    logger.warning("\(key) changed: it takes effect only when fetchd restarts")
+                }
                 await coordinator.apply(loaded)
+                afterApply()
                 logger.notice("configuration reloaded: \(loaded.handlers.count) handler(s)",
                               metadata: [MessageID.metadataKey: "\(MessageID.reloaded)"])
             }
@@ -41,6 +48,20 @@ struct ReloadService: Service {
         }
         if !problems.isEmpty { await coordinator.rejectReload(problems) }
         notifier.reloaded(status: await coordinator.statusLine())
+    }
+}
+
+extension ReloadService {
+    /// Daemon settings that are fixed at start (directories, socket, peer policy, cache cap).
+    static func restartOnlyChanges(from old: DaemonConfig, to new: DaemonConfig) -> [String] {
+        var changed: [String] = []
+        if old.cacheDirectory != new.cacheDirectory { changed.append("cache_dir") }
+        if old.stateDirectory != new.stateDirectory { changed.append("state_dir") }
+        if old.socketPath != new.socketPath { changed.append("socket") }
+        if old.socketMode != new.socketMode { changed.append("socket_mode") }
+        if old.controlGroup != new.controlGroup { changed.append("control_group") }
+        if old.cacheMaxBytes != new.cacheMaxBytes { changed.append("cache_max_bytes") }
+        return changed
     }
 }
 

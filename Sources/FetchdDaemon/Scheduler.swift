@@ -12,9 +12,11 @@ import Foundation
 /// is eligible at once; `never` and disabled handlers run only when asked.
 public enum Scheduler {
     /// The earliest time `handler` may run on a schedule, or nil if it is never scheduled.
-    public static func nextEligible(_ handler: HandlerConfig, state: HandlerState?) -> Date? {
+    /// A last attempt later than `now` (the wall clock was stepped back) counts as `now`.
+    public static func nextEligible(_ handler: HandlerConfig, state: HandlerState?, now: Date = Date()) -> Date? {
         guard handler.enabled, handler.minInterval != .never else { return nil }
-        guard let lastAttempt = state?.lastAttemptAt else { return .distantPast }
+        guard let recorded = state?.lastAttemptAt else { return .distantPast }
+        let lastAttempt = min(recorded, now)
         let floor: Date
         switch handler.minInterval {
         case .never: return nil
@@ -26,20 +28,26 @@ public enum Scheduler {
         return max(floor, notBefore)
     }
 
+    /// How close to its eligible time a handler counts as due: a wake planned for that very
+    /// instant must not miss it by the microseconds the wake took to arrive.
+    public static let dueTolerance: TimeInterval = 0.1
+
     /// Handlers eligible at `now`, in config order.
     public static func due(_ handlers: [HandlerConfig], states: [String: HandlerState], now: Date) -> [HandlerConfig] {
         handlers.filter { handler in
-            guard let eligible = nextEligible(handler, state: states[handler.name]) else { return false }
-            return eligible <= now
+            guard let eligible = nextEligible(handler, state: states[handler.name], now: now) else { return false }
+            return eligible <= now.addingTimeInterval(dueTolerance)
         }
     }
 
-    /// When to wake next: the earliest future eligibility, but at least every heartbeat.
-    /// Handlers already eligible wait for the heartbeat (they just ran, or are still running).
+    /// When to wake next: the earliest eligibility, but at least every heartbeat. Pass only
+    /// handlers that are not running. An overdue one asks for a wake now; `minimum` handlers are
+    /// always eligible and so follow the heartbeat ("as often as the daemon wakes").
     public static func nextWake(_ handlers: [HandlerConfig], states: [String: HandlerState], now: Date,
                                 heartbeatSeconds: Double) -> Date {
         let heartbeat = now.addingTimeInterval(heartbeatSeconds)
-        let upcoming = handlers.compactMap { nextEligible($0, state: states[$0.name]) }.filter { $0 > now }
+        let upcoming = handlers.filter { $0.minInterval != .minimum }
+            .compactMap { nextEligible($0, state: states[$0.name], now: now) }
         return min(upcoming.min() ?? heartbeat, heartbeat)
     }
 }

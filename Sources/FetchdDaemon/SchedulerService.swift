@@ -28,6 +28,10 @@ public struct SchedulerService: Service {
     let afterWork: @Sendable () async -> Void
     /// Runs once when graceful shutdown begins.
     let onStopping: @Sendable () -> Void
+    /// The time of a planned wake systemd will deliver (a transient timer), if any.
+    let systemdWake: @Sendable () async -> Date?
+    /// How long after a systemd-delivered wake the internal timer steps in if it did not come.
+    static let systemdWakeGrace: TimeInterval = 5
     private let events: AsyncStream<Event>
     private let continuation: AsyncStream<Event>.Continuation
     /// Rung when a fetch finishes: the next wake time may have moved.
@@ -35,11 +39,12 @@ public struct SchedulerService: Service {
 
     /// Creates the service.
     public init(coordinator: FetchCoordinator, logger: Logger, afterWork: @escaping @Sendable () async -> Void = {},
-                onStopping: @escaping @Sendable () -> Void = {}) {
+                onStopping: @escaping @Sendable () -> Void = {}, systemdWake: @escaping @Sendable () async -> Date? = { nil }) {
         self.coordinator = coordinator
         self.logger = logger
         self.afterWork = afterWork
         self.onStopping = onStopping
+        self.systemdWake = systemdWake
         (events, continuation) = AsyncStream.makeStream(of: Event.self)
     }
 
@@ -85,7 +90,12 @@ public struct SchedulerService: Service {
         while !Task.isCancelled {
             continuation.yield(.wake)
             while !Task.isCancelled {
-                let next = await coordinator.nextWake()
+                var next = await coordinator.nextWake()
+                // systemd's timer delivers that wake (coalesced, caught up after suspend); ours
+                // only backs it up.
+                if let planned = await systemdWake(), next <= planned.addingTimeInterval(Self.systemdWakeGrace) {
+                    next = planned.addingTimeInterval(Self.systemdWakeGrace)
+                }
                 // Never spin: even when something is overdue, wait a moment before the next look.
                 let seconds = max(0.5, next.timeIntervalSinceNow)
                 let started = ContinuousClock.now

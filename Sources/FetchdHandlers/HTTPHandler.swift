@@ -42,7 +42,9 @@ public struct HTTPHandler: FetchHandler {
     public func performFetch(context: FetchContext) async {
         var request = HTTPRequest(
             url: url, outputPath: context.outputPath, userAgent: userAgent,
-            timeoutMilliseconds: Int(context.timeRemaining / .milliseconds(1)), maxBytes: maxBytes)
+            // A second past the deadline: the runner's expiry decides, and the result is `expired`,
+            // never sometimes `failed: timeout` depending on which timer fires first.
+            timeoutMilliseconds: Int(context.timeRemaining / .milliseconds(1)) + 1000, maxBytes: maxBytes)
         request.allowFileURLs = allowFileURLs
         request.headers = headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
         request.acceptEncoding = acceptEncoding
@@ -55,8 +57,10 @@ public struct HTTPHandler: FetchHandler {
         }
         do {
             let response = try await HTTPClient.fetch(request)
+            guard !context.isExpired else { return }
             var details = [
                 "status": String(response.status),
+                "request_url": url,
                 "final_url": response.effectiveURL,
             ]
             for (phase, milliseconds) in response.timings { details["\(phase)_ms"] = String(milliseconds) }
@@ -77,6 +81,7 @@ public struct HTTPHandler: FetchHandler {
                 context.complete(.failed(reason: "HTTP \(response.status)", details: details))
             }
         } catch {
+            guard !context.isExpired else { return }  // stopped at the deadline: already settled
             context.complete(.failed(reason: error.description))
         }
     }

@@ -66,6 +66,13 @@ public final class SnapshotStore: Sendable {
     public func commit(stagedFile: String, handler: String, template: SnapshotMetadata, retain: Int)
         throws -> CommitOutcome
     {
+        // Only a regular file is published: a handler that put a symlink at FETCHD_OUTPUT
+        // could otherwise make fetchd publish (and chmod) any file it can read.
+        var info = stat()
+        guard lstat(stagedFile, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            discard(stagedFile: stagedFile)
+            throw DurableFile.Failure(operation: "publish (not a regular file)", path: stagedFile, code: EINVAL)
+        }
         let (digest, bytes) = try Self.sha256(ofFile: stagedFile)
         if let latest = latest(of: handler), latest.sha256 == digest, latest.bytes == bytes {
             discard(stagedFile: stagedFile)

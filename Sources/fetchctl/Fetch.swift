@@ -12,8 +12,8 @@ struct Fetch: ParsableCommand {
     var wait = false
 
     func run() throws {
-        // A fetch may take up to the longest deadline plus the kill grace.
-        let timeout = wait ? Int(Defaults.maxDeadlineSeconds + Defaults.killGraceSeconds) + 30 : 30
+        // A waited fetch may queue behind max_concurrent and then run up to its deadline: no limit.
+        let timeout = wait ? 0 : 30
         guard let report = try connection.send(ControlRequest(command: .fetch, handler: name, wait: wait),
                                                timeoutSeconds: timeout).fetch else { return }
         if connection.json { try connection.printJSON(report) } else if let result = report.result {

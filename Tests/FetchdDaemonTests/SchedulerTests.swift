@@ -39,8 +39,8 @@ struct SchedulerTests {
         let handlers = [handler("manual", .never), handler("off", .minimum, enabled: false)]
         let states = ["manual": state("manual", lastAttempt: 1e6)]
         #expect(Scheduler.due(handlers, states: states, now: now).isEmpty)
-        #expect(Scheduler.nextEligible(handlers[0], state: states["manual"]) == nil)
-        #expect(Scheduler.nextEligible(handlers[1], state: nil) == nil)
+        #expect(Scheduler.nextEligible(handlers[0], state: states["manual"], now: now) == nil)
+        #expect(Scheduler.nextEligible(handlers[1], state: nil, now: now) == nil)
         #expect(Scheduler.due(handlers, states: [:], now: now).isEmpty, "never-run handlers follow the same rule")
     }
 
@@ -48,10 +48,18 @@ struct SchedulerTests {
         var polite = handler("polite", .seconds(60))
         var hinted = state("polite", lastAttempt: 120)
         hinted.notBefore = now.addingTimeInterval(300)
-        #expect(Scheduler.nextEligible(polite, state: hinted) == now.addingTimeInterval(300))
+        #expect(Scheduler.nextEligible(polite, state: hinted, now: now) == now.addingTimeInterval(300))
         #expect(Scheduler.due([polite], states: ["polite": hinted], now: now).isEmpty)
         polite.honorServerHints = false
-        #expect(Scheduler.nextEligible(polite, state: hinted) == now.addingTimeInterval(-60))
+        #expect(Scheduler.nextEligible(polite, state: hinted, now: now) == now.addingTimeInterval(-60))
+    }
+
+    @Test func anAttemptInTheFutureCountsAsNow() {
+        // The wall clock was stepped back an hour after the last attempt.
+        let hourly = handler("h", .seconds(600))
+        let future = state("h", lastAttempt: -3600)
+        #expect(Scheduler.nextEligible(hourly, state: future, now: now) == now.addingTimeInterval(600))
+        #expect(Scheduler.due([handler("m", .minimum)], states: ["m": state("m", lastAttempt: -3600)], now: now).count == 1)
     }
 
     @Test func nextWakeIsTheEarliestEligibilityWithinTheHeartbeat() {
@@ -60,5 +68,13 @@ struct SchedulerTests {
         #expect(Scheduler.nextWake(handlers, states: states, now: now, heartbeatSeconds: 60) == now.addingTimeInterval(20))
         #expect(Scheduler.nextWake(handlers, states: states, now: now, heartbeatSeconds: 10) == now.addingTimeInterval(10))
         #expect(Scheduler.nextWake([], states: [:], now: now, heartbeatSeconds: 60) == now.addingTimeInterval(60))
+        // Overdue (a wake just missed it) asks for a wake now; `minimum` follows the heartbeat.
+        let overdue = ["a": state("a", lastAttempt: 700), "b": state("b", lastAttempt: 100)]
+        #expect(Scheduler.nextWake(handlers, states: overdue, now: now, heartbeatSeconds: 60) == now.addingTimeInterval(-100))
+        #expect(Scheduler.nextWake([handler("m", .minimum)], states: ["m": state("m", lastAttempt: 5)], now: now,
+                                   heartbeatSeconds: 60) == now.addingTimeInterval(60))
+        // Due within the tolerance counts as due.
+        let almost = ["b": state("b", lastAttempt: 119.95)]
+        #expect(Scheduler.due([handlers[1]], states: almost, now: now).count == 1)
     }
 }

@@ -101,3 +101,21 @@ struct SnapshotStoreTests {
         #expect(!FileManager.default.fileExists(atPath: directory.file("news/.staging")))
     }
 }
+
+/// What a handler leaves at its output path is published only if it is a regular file.
+struct SnapshotStorePublishingTests {
+    @Test func aSymlinkAtTheOutputPathIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SnapshotStore(root: directory.file("cache"))
+        let secret = try directory.write("secret", to: "secret.txt")
+        let staged = try store.stagingPath(for: "news")
+        try FileManager.default.createSymbolicLink(atPath: staged, withDestinationPath: secret)
+        let template = SnapshotMetadata(handler: "news", fetchedAt: Date(), durationMilliseconds: 1, trigger: "timer")
+        #expect(throws: DurableFile.Failure.self) {
+            _ = try store.commit(stagedFile: staged, handler: "news", template: template, retain: 3)
+        }
+        #expect(store.latest(of: "news") == nil)
+        #expect(!FileManager.default.fileExists(atPath: staged))
+    }
+}
