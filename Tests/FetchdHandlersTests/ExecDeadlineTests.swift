@@ -100,14 +100,7 @@ extension ProcessTests {
             let context = makeContext(in: directory, deadline: .seconds(10))
             let clock = ContinuousClock()
             let start = clock.now
-            let outcome = await withTaskGroup(of: FetchRunner.Outcome?.self) { group in
-                group.addTask { await FetchRunner().run(handler, context: context) }
-                try? await Task.sleep(for: .milliseconds(300))
-                group.cancelAll()
-                var result: FetchRunner.Outcome?
-                for await value in group where value != nil { result = value }
-                return result
-            }
+            let outcome = await runCancelled(handler, context: context, after: .milliseconds(300))
             let elapsed = clock.now - start
             let result = try #require(outcome)
             #expect(result.interrupted)

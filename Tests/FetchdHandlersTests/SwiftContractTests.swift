@@ -172,14 +172,7 @@ struct SwiftContractTests {
             try? await Task.sleep(for: .seconds(60))
         }
         let context = makeContext(in: directory, deadline: .seconds(10))
-        let outcome = await withTaskGroup(of: FetchRunner.Outcome?.self) { group in
-            group.addTask { await FetchRunner().run(handler, context: context) }
-            try? await Task.sleep(for: .milliseconds(300))
-            group.cancelAll()
-            var result: FetchRunner.Outcome?
-            for await value in group where value != nil { result = value }
-            return result
-        }
+        let outcome = await runCancelled(handler, context: context, after: .milliseconds(300))
         let result = try #require(outcome)
         #expect(result.interrupted)
         #expect(!result.expired)

@@ -212,3 +212,15 @@ func spawnProcess(_ arguments: [String], ownProcessGroup: Bool = false) throws -
     guard rc == 0 else { throw SpawnError(code: rc) }
     return pid
 }
+
+/// Runs `handler` and cancels the run from outside after `delay` (as daemon shutdown does).
+func runCancelled(_ handler: any FetchHandler, context: FetchContext, after delay: Duration) async -> FetchRunner.Outcome? {
+    await withTaskGroup(of: FetchRunner.Outcome?.self) { group in
+        group.addTask { await FetchRunner().run(handler, context: context) }
+        try? await Task.sleep(for: delay)
+        group.cancelAll()
+        var result: FetchRunner.Outcome?
+        for await value in group where value != nil { result = value }
+        return result
+    }
+}
