@@ -8,7 +8,7 @@ import Foundation
 enum HostileServer {
     static let script = #"""
         import gzip, http.server, socketserver, ssl, sys, time
-        BOMB = gzip.compress(b"\0" * (50 * 1024 * 1024))
+        BOMB = []  # built on first use: compressing 50 MB at start would delay every test's server
         class H(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
             def log_message(self, *a): pass
@@ -32,8 +32,9 @@ enum HostileServer {
                     self.head(200, {"Content-Length": "100000"}); self.wfile.write(b"y" * 1000); self.wfile.flush()
                     self.close_connection = True; return
                 if p == "/gzip-bomb":
-                    self.head(200, {"Content-Encoding": "gzip", "Content-Length": str(len(BOMB))})
-                    return self.wfile.write(BOMB)
+                    if not BOMB: BOMB.append(gzip.compress(b"\0" * (50 * 1024 * 1024), 1))
+                    self.head(200, {"Content-Encoding": "gzip", "Content-Length": str(len(BOMB[0]))})
+                    return self.wfile.write(BOMB[0])
                 self.head(200, {"Content-Length": "2"}); self.wfile.write(b"ok")
         class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
             daemon_threads = True

@@ -37,12 +37,14 @@ struct SwiftContractTests {
             let second = context.complete(.failed(reason: "second"))
             answers.withLock { $0 = [first, second] }
         }
-        let (outcome, elapsed) = await timedRun(handler, context: makeContext(in: directory, deadline: Self.deadline))
+        // A long deadline: the run must end well before it, even when a busy 2-core machine (other
+        // suites block the cooperative pool with waitpid and the like) delays it by a second or two.
+        let (outcome, elapsed) = await timedRun(handler, context: makeContext(in: directory, deadline: .seconds(6)))
         #expect(outcome.completion == .noData(details: ["n": "1"]))
         #expect(outcome.ignoredCompletions == 1)
         #expect(!outcome.expired)
         #expect(answers.withLock { $0 } == [true, false])
-        expectElapsed(elapsed, in: .zero ... .milliseconds(900))  // before the 1 s deadline, with room for a loaded machine
+        expectElapsed(elapsed, in: .zero ... .seconds(3))
     }
 
     /// Returning without completing is `expired`, reported at the deadline (not before).
@@ -67,10 +69,10 @@ struct SwiftContractTests {
                 context.complete(.newData(contentType: "text/plain"))
             }
         }
-        let (outcome, elapsed) = await timedRun(handler, context: makeContext(in: directory, deadline: .seconds(2)))
+        let (outcome, elapsed) = await timedRun(handler, context: makeContext(in: directory, deadline: .seconds(6)))
         #expect(outcome.completion == .newData(contentType: "text/plain"))
         #expect(!outcome.expired)
-        expectElapsed(elapsed, in: .milliseconds(180) ... .milliseconds(1900))  // before the 2 s deadline
+        expectElapsed(elapsed, in: .milliseconds(180) ... .seconds(3))  // at the completion, long before the 6 s deadline
     }
 
     /// A completion from a handler still running past the deadline is ignored.
