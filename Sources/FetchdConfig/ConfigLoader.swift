@@ -29,12 +29,11 @@ public enum ConfigLoader {
     /// - Throws: `ConfigLoadError` when the main file is unreadable, unparseable or invalid.
     public static func load(mainFile: String, requireMainFile: Bool = true) throws(ConfigLoadError) -> LoadedConfig {
         var daemon = DaemonConfig()
-        var usedMainFile: String? = mainFile
-        if !requireMainFile && !FileManager.default.fileExists(atPath: mainFile) {
-            usedMainFile = nil
-        } else {
+        var mainDocument: ParsedDocument?
+        if requireMainFile || FileManager.default.fileExists(atPath: mainFile) {
             let parsed = parse(file: mainFile)
             guard let document = parsed.document else { throw ConfigLoadError(diagnostics: parsed.diagnostics) }
+            mainDocument = document
             var reader = TableReader(table: document.table, file: mainFile, lines: document.lines,
                                      section: .init(name: "", element: nil))
             daemon = DaemonConfig.read(from: &reader)
@@ -45,14 +44,14 @@ public enum ConfigLoader {
             ? daemon.handlersDirectory
             : (baseDirectory.isEmpty ? "." : baseDirectory) + "/" + daemon.handlersDirectory
         var (handlers, diagnostics) = loadHandlers(directory: handlersDirectory, daemon: daemon)
-        if let usedMainFile, let inline = parse(file: usedMainFile).document, inline.table["handler"] != nil {
-            let (mainHandlers, mainDiagnostics) = readHandlers(in: inline, file: usedMainFile, daemon: daemon,
-                                                                     isHandlerFile: false)
+        if let mainDocument, mainDocument.table["handler"] != nil {
+            let (mainHandlers, mainDiagnostics) = readHandlers(in: mainDocument, file: mainFile, daemon: daemon,
+                                                               isHandlerFile: false)
             handlers.insert(contentsOf: mainHandlers, at: 0)
             diagnostics.insert(contentsOf: mainDiagnostics, at: 0)
         }
         rejectDuplicates(&handlers, &diagnostics)
-        return LoadedConfig(mainFile: usedMainFile, daemon: daemon, handlers: handlers,
+        return LoadedConfig(mainFile: mainDocument == nil ? nil : mainFile, daemon: daemon, handlers: handlers,
                             diagnostics: diagnostics, handlersDirectory: handlersDirectory)
     }
 

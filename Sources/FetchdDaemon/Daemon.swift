@@ -42,12 +42,8 @@ public struct Daemon {
     /// Runs the due handlers once and returns (`fetchd --once`: iOS's "launch due to a
     /// background fetch event"). Returns the number of handlers that failed.
     public func runOnce() async throws -> Int {
-        let coordinator = try openCoordinator()
-        let before = Date()
-        await coordinator.runDue(trigger: .timer)
-        let report = await coordinator.status(markSeen: false)
-        return report.handlers.filter { ($0.lastAttemptAt ?? .distantPast) >= before.addingTimeInterval(-1)
-            && ($0.lastResult == "failed" || $0.lastResult == "expired") }.count
+        let records = try await openCoordinator().runDue(trigger: .timer)
+        return records.filter { $0.fetchResult?.isFailure ?? true }.count
     }
 
     /// Runs until SIGTERM or SIGINT: scheduler, control socket, reload and watchdog services.

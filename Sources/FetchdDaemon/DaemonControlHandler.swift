@@ -42,7 +42,7 @@ struct DaemonControlHandler: ControlRequestHandler {
             scheduler.submit(FetchJob(handler: name, trigger: .manual, onFinish: { continuation.resume(returning: $0) }))
         }
         guard let record else { return .failure(.shuttingDown, "fetchd is shutting down; the fetch did not run") }
-        let snapshot = await coordinator.snapshots.latestContentPath(of: name)
+        let snapshot = coordinator.snapshots.latestContentPath(of: name)
         return ControlResponse(fetch: FetchReport(
             handler: name, result: record.result, reason: record.reason,
             durationMilliseconds: record.durationMilliseconds,

@@ -37,15 +37,20 @@ public actor FetchCoordinator {
 
     /// Runs every due handler of this wake together (bounded by `max_concurrent`) and returns
     /// when all have finished. Handlers still running from an earlier wake are skipped.
-    public func runDue(trigger: FetchTrigger = .timer, now: Date = Date()) async {
+    /// Returns the records of the fetches it ran.
+    @discardableResult
+    public func runDue(trigger: FetchTrigger = .timer, now: Date = Date()) async -> [FetchRecord] {
         let states = (try? state.allStates()) ?? [:]
         let due = Scheduler.due(config.handlers, states: states, now: now).filter { running[$0.name] == nil }
-        guard !due.isEmpty else { return }
+        guard !due.isEmpty else { return [] }
         logger.debug("wake: \(due.count) handler(s) due: \(due.map(\.name).joined(separator: ", "))")
-        await withDiscardingTaskGroup { group in
+        return await withTaskGroup(of: FetchRecord?.self) { group in
             for handler in due {
-                group.addTask { _ = await self.fetch(handler.name, trigger: trigger) }
+                group.addTask { await self.fetch(handler.name, trigger: trigger) }
             }
+            var records: [FetchRecord] = []
+            for await record in group { if let record { records.append(record) } }
+            return records
         }
     }
 

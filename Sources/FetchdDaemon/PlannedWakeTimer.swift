@@ -33,7 +33,8 @@ actor PlannedWakeTimer {
     /// then leaves that wake to systemd and only backs it up a little later.
     func activeTimerDate() -> Date? { bus == nil ? nil : planned }
 
-    /// Moves the timer to `date` (once a minute or more apart; nearer plans are left to the internal timer).
+    /// Moves the timer to `date`. Plans less than a second ahead are left to the internal timer,
+    /// and a plan within a second of the current one is not re-sent.
     func plan(_ date: Date?) {
         guard let bus, let date, date.timeIntervalSinceNow > 1 else { return }
         if let planned, abs(planned.timeIntervalSince(date)) < 1 { return }

@@ -11,19 +11,9 @@ import Testing
 /// The coordinator with real exec handlers: concurrency bound, one run per handler, results.
 @Suite(.serialized)
 struct CoordinatorTests {
-    /// Loads a config whose directories live in `directory`, with `handlers` as the drop-in.
+    /// A coordinator on `handlers`, with a 1 s kill grace and `main` added to the main file.
     private func coordinator(in directory: TemporaryDirectory, main: String = "", handlers: String) throws -> FetchCoordinator {
-        try directory.write("""
-            cache_dir = "\(directory.file("cache"))"
-            state_dir = "\(directory.file("state"))"
-            runtime_dir = "\(directory.file("run"))"
-            kill_grace = "1s"
-            \(main)
-            """, to: "etc/fetchd.toml")
-        try directory.write(handlers, to: "etc/handlers.d/test.toml")
-        let config = try ConfigLoader.load(mainFile: directory.file("etc/fetchd.toml"))
-        #expect(config.diagnostics.isEmpty, "\(config.diagnostics)")
-        return try Daemon(config: config, logger: Logger(label: "test")).openCoordinator()
+        try TestConfig.coordinator(in: directory, main: "kill_grace = \"1s\"\n" + main, handlers: handlers)
     }
 
     @Test func aWakeRunsDueHandlersTogetherButNeverAboveMaxConcurrent() async throws {

@@ -18,15 +18,11 @@ final class DaemonProcess {
     /// as `handlers.d/test.toml`.
     init(handlers: String, heartbeat: String = "1s", extraMain: String = "") throws {
         directory = try TemporaryDirectory("fetchd-e2e")
-        try directory.write("""
-            cache_dir = "\(directory.file("cache"))"
-            state_dir = "\(directory.file("state"))"
-            runtime_dir = "\(directory.file("run"))"
+        try TestConfig.write(in: directory, main: """
             heartbeat = "\(heartbeat)"
             kill_grace = "1s"
             \(extraMain)
-            """, to: "etc/fetchd.toml")
-        try directory.write(handlers, to: "etc/handlers.d/test.toml")
+            """, handlers: handlers)
     }
 
     var configPath: String { directory.file("etc/fetchd.toml") }

@@ -10,23 +10,16 @@ import Testing
 /// database, sent on the next fetch, and a 304 is `noData` that leaves the snapshot alone.
 @Suite(.serialized)
 struct HTTPConditionalTests {
+    /// A coordinator with one http handler, "page", fetched only on request.
     private func coordinator(_ directory: TemporaryDirectory, url: String, extra: String = "") throws -> FetchCoordinator {
-        try directory.write("""
-            cache_dir = "\(directory.file("cache"))"
-            state_dir = "\(directory.file("state"))"
-            runtime_dir = "\(directory.file("run"))"
-            """, to: "etc/fetchd.toml")
-        try directory.write("""
+        try TestConfig.coordinator(in: directory, handlers: """
             [[handler]]
             name = "page"
             kind = "http"
             url = "\(url)"
             min_interval = "never"
             \(extra)
-            """, to: "etc/handlers.d/page.toml")
-        let config = try ConfigLoader.load(mainFile: directory.file("etc/fetchd.toml"))
-        #expect(config.diagnostics.isEmpty, "\(config.diagnostics)")
-        return try Daemon(config: config, logger: Logger(label: "test")).openCoordinator()
+            """)
     }
 
     @Test func etagRoundTripTurnsA304IntoNoData() async throws {
