@@ -10,7 +10,7 @@ TEST_PACKAGES := systemd dbus procps util-linux
 RUN_DIR := $(CURDIR)/.fetchd
 BIN_DIR = $(shell $(SWIFT) build --show-bin-path)
 
-.PHONY: all deps test-deps install-packages build run status test install clean
+.PHONY: all deps test-deps install-packages build run status test bench-http install clean
 
 all: build
 
@@ -48,6 +48,16 @@ test: test-deps
 	$(SWIFT) build --build-tests
 	FETCHD_BIN_DIR=$(BIN_DIR) $(SWIFT) test --skip-build --skip FetchdSystemdTests
 	FETCHD_BIN_DIR=$(BIN_DIR) $(SWIFT) test --skip-build --filter FetchdSystemdTests
+
+# The HTTP wake benchmark: fetchd against `curl --parallel` on N files served by nginx on
+# loopback (see bench/http_bench.py). BENCH_ARGS="-n 1000 --repeat 3" for a shorter run;
+# BENCH_DIR=/dev/shm measures on tmpfs, without the disk's cost of creating files.
+BENCH_ARGS ?=
+bench-http: deps
+	@$(MAKE) --no-print-directory install-packages PACKAGES="nginx-light curl"
+	$(SWIFT) build -c release --product fetchd
+	python3 bench/http_bench.py --bin-dir $$($(SWIFT) build -c release --show-bin-path) \
+		--json bench/results/http-$$(date +%Y%m%d).json $(BENCH_ARGS)
 
 # Installs the binaries, the units (system and user) and the default config (an existing
 # config is kept). Then: systemctl daemon-reload; systemctl enable --now fetchd.socket fetchd-wake.timer fetchd

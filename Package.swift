@@ -21,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
     targets: [
         // Typed C shim over libcurl's variadic calls, which Swift cannot call directly.
@@ -44,10 +45,12 @@ let package = Package(
             name: "FetchdConfig",
             dependencies: ["FetchdCore", .product(name: "TOMLKit", package: "TOMLKit")]
         ),
+        // Linux calls glibc hides behind _GNU_SOURCE (syncfs).
+        .target(name: "CPosixShim"),
         // Atomic, versioned snapshots in the cache directory.
         .target(
             name: "FetchdSnapshots",
-            dependencies: ["FetchdCore", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["FetchdCore", "CPosixShim", .product(name: "Crypto", package: "swift-crypto")]
         ),
         // Durable per-handler state and fetch history (SQLite through GRDB).
         .target(
@@ -81,7 +84,8 @@ let package = Package(
             name: "FetchdDaemon",
             dependencies: [
                 "FetchdCore", "FetchdConfig", "FetchdSnapshots", "FetchdState",
-                "FetchdHandlers", "FetchdControl", "FetchdSystemd",
+                "FetchdHandlers", "FetchdControl", "FetchdSystemd", "CurlKit",
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -113,7 +117,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FetchdHandlersTests",
-            dependencies: ["FetchdHandlers", "FetchdCore", "FetchdConfig", "CurlKit"]
+            dependencies: ["FetchdHandlers", "FetchdCore", "FetchdConfig", "CurlKit", "FetchdTestSupport"]
         ),
         .testTarget(name: "FetchdStateTests", dependencies: ["FetchdState", "FetchdCore", "FetchdTestSupport"]),
         .testTarget(

@@ -41,3 +41,15 @@ CURLcode fetchd_curl_getinfo_string(CURL *handle, CURLINFO info, const char **va
 CURLcode fetchd_curl_getinfo_off(CURL *handle, CURLINFO info, curl_off_t *value) {
     return curl_easy_getinfo(handle, info, value);
 }
+
+CURLMcode fetchd_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
+    return curl_multi_setopt(multi, option, value);
+}
+
+CURLSHcode fetchd_curl_share_setopt_long(CURLSH *share, CURLSHoption option, long value) {
+    return curl_share_setopt(share, option, value);
+}
+
+CURLcode fetchd_curl_msg_result(const CURLMsg *message) {
+    return message->data.result;
+}

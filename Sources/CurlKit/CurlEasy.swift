@@ -7,12 +7,22 @@ import Glibc
 
 /// One libcurl easy handle, owned by this object and freed in `deinit`.
 ///
-/// `perform` blocks its thread, so callers run it off Swift's cooperative pool (`HTTPClient`).
+/// A handle carries one transfer at a time: `prepare` sets it up for a request, the multi
+/// handle drives it, and `finish` (or `abandon`) turns the outcome into a response and
+/// releases the transfer's resources. Handles are reused: libcurl keeps their buffers.
+/// Only the `HTTPClient` driver thread touches a handle.
 final class CurlEasy {
-    private let handle: UnsafeMutableRawPointer
+    /// The C handle, for `curl_multi_add_handle` and friends.
+    let handle: UnsafeMutableRawPointer
+    private var transfer: TransferState?
+    private var headerList: UnsafeMutablePointer<curl_slist>?
 
     /// libcurl's global state must be set up once, before any handle exists.
-    private static let globalInit: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+    static let globalInit: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+
+    /// The most response-header bytes accepted over a transfer and its redirects: a server that
+    /// sends headers without end must not grow the daemon's memory.
+    static let maxHeaderBytes = 256 * 1024
 
     /// Creates a handle; fails only when libcurl cannot allocate one.
     init() throws(HTTPFailure) {
@@ -22,43 +32,47 @@ final class CurlEasy {
         self.handle = handle
     }
 
-    deinit { curl_easy_cleanup(handle) }
+    deinit {
+        abandon()
+        curl_easy_cleanup(handle)
+    }
 
     /// Per-transfer data that the C callbacks reach through their userdata pointer.
     private final class TransferState {
         let fd: Int32
         let maxBytes: Int
-        let cancel: CancelFlag
         var bytes = 0
         var exceeded = false
+        var headerBytes = 0
+        var headersExceeded = false
         var writeErrno: Int32 = 0
         var headers: [String: String] = [:]
 
-        init(fd: Int32, maxBytes: Int, cancel: CancelFlag) {
+        init(fd: Int32, maxBytes: Int) {
             self.fd = fd
             self.maxBytes = maxBytes
-            self.cancel = cancel
         }
     }
 
-    /// Runs the transfer to completion on the calling thread.
-    func perform(_ request: HTTPRequest, cancel: CancelFlag) throws(HTTPFailure) -> HTTPResponse {
+    /// Sets the handle up for `request`: opens the output file and sets every option.
+    /// `share` carries the TLS session and DNS caches that all transfers use.
+    func prepare(_ request: HTTPRequest, share: UnsafeMutableRawPointer) throws(HTTPFailure) {
+        abandon()
+        curl_easy_reset(handle)
         let fd = open(request.outputPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .write("\(request.outputPath): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        let state = TransferState(fd: fd, maxBytes: request.maxBytes, cancel: cancel)
-        let userdata = Unmanaged.passUnretained(state).toOpaque()
-        var headerList: UnsafeMutablePointer<curl_slist>?
+        let state = TransferState(fd: fd, maxBytes: request.maxBytes)
+        transfer = state
         var headers = request.headers
         if let etag = request.ifNoneMatch { headers.append("If-None-Match: \(etag)") }
         if let date = request.ifModifiedSince { headers.append("If-Modified-Since: \(date)") }
         for header in headers { headerList = curl_slist_append(headerList, header) }
-        defer { curl_slist_free_all(headerList) }
-
+        let userdata = Unmanaged.passUnretained(state).toOpaque()
         let protocols = request.allowFileURLs ? "http,https,file" : "http,https"
         var setup: [CURLcode] = [
             fetchd_curl_setopt_string(handle, CURLOPT_URL, request.url),
             fetchd_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1),  // no SIGALRM in a threaded daemon
+            fetchd_curl_setopt_pointer(handle, CURLOPT_SHARE, share),
             fetchd_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, protocols),
             fetchd_curl_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"),
             fetchd_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 1),
@@ -68,6 +82,10 @@ final class CurlEasy {
             fetchd_curl_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, request.lowSpeedSeconds),
             fetchd_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1),
             fetchd_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2),
+            // HTTP/2 over TLS when the server offers it (ALPN); wait for a connection that can
+            // multiplex rather than opening a second one to the same host, as `curl --parallel` does.
+            fetchd_curl_setopt_long(handle, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS),
+            fetchd_curl_setopt_long(handle, CURLOPT_PIPEWAIT, 1),
             fetchd_curl_setopt_string(handle, CURLOPT_USERAGENT, request.userAgent),
             // An empty string asks for every encoding libcurl can decode; the limit counts decoded bytes.
             fetchd_curl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, request.acceptEncoding),
@@ -75,49 +93,30 @@ final class CurlEasy {
             fetchd_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headerList)),
             fetchd_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, userdata),
             fetchd_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, userdata),
-            fetchd_curl_setopt_pointer(handle, CURLOPT_XFERINFODATA, userdata),
+            fetchd_curl_set_write_callback(handle, Self.writeBody),
+            fetchd_curl_set_header_callback(handle, Self.readHeader),
         ]
-        setup.append(fetchd_curl_set_write_callback(handle) { data, size, count, userdata in
-            let state = Unmanaged<TransferState>.fromOpaque(userdata!).takeUnretainedValue()
-            let length = size * count
-            guard state.bytes + length <= state.maxBytes else { state.exceeded = true; return 0 }
-            var offset = 0
-            while offset < length {
-                let written = write(state.fd, data! + offset, length - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    state.writeErrno = errno
-                    return 0
-                }
-                offset += written
-            }
-            state.bytes += length
-            return length
-        })
-        setup.append(fetchd_curl_set_header_callback(handle) { data, size, count, userdata in
-            let state = Unmanaged<TransferState>.fromOpaque(userdata!).takeUnretainedValue()
-            let length = size * count
-            let line = String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
-            if line.hasPrefix("HTTP/") {
-                state.headers = [:]  // a new response (after a redirect or 100-continue) starts afresh
-            } else if let colon = line.firstIndex(of: ":") {
-                let name = line[..<colon].lowercased()
-                let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
-                state.headers[name] = value
-            }
-            return length
-        })
-        setup.append(fetchd_curl_set_progress_callback(handle) { userdata, _, _, _, _ in
-            Unmanaged<TransferState>.fromOpaque(userdata!).takeUnretainedValue().cancel.isCancelled ? 1 : 0
-        })
         if let caFile = request.caFile { setup.append(fetchd_curl_setopt_string(handle, CURLOPT_CAINFO, caFile)) }
         if let proxy = request.proxy { setup.append(fetchd_curl_setopt_string(handle, CURLOPT_PROXY, proxy)) }
         if let bad = setup.first(where: { $0 != CURLE_OK }) {
+            abandon()
             throw .other(code: Int(bad.rawValue), message: String(cString: curl_easy_strerror(bad)))
         }
+    }
 
-        let code = curl_easy_perform(handle)
-        if code != CURLE_OK { throw failure(for: code, state: state, request: request) }
+    /// Releases the current transfer's file and header list (after `finish`, or when cancelled).
+    func abandon() {
+        if let transfer { close(transfer.fd) }
+        transfer = nil
+        curl_slist_free_all(headerList)
+        headerList = nil
+    }
+
+    /// The outcome of the transfer that ended with `code`; releases the transfer.
+    func finish(code: CURLcode, request: HTTPRequest) -> Result<HTTPResponse, HTTPFailure> {
+        defer { abandon() }
+        guard let state = transfer else { return .failure(.other(code: -1, message: "no transfer was prepared")) }
+        if code != CURLE_OK { return .failure(failure(for: code, state: state, request: request)) }
         var status = 0
         _ = fetchd_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
         var timings: [String: Int] = [:]
@@ -127,14 +126,27 @@ final class CurlEasy {
             var microseconds: curl_off_t = 0
             if fetchd_curl_getinfo_off(handle, info, &microseconds) == CURLE_OK { timings[name] = Int(microseconds / 1000) }
         }
-        return HTTPResponse(
+        var httpVersion = 0
+        _ = fetchd_curl_getinfo_long(handle, CURLINFO_HTTP_VERSION, &httpVersion)
+        return .success(HTTPResponse(
             status: status == 0 ? 200 : status,  // file:// has no status line
             effectiveURL: infoString(CURLINFO_EFFECTIVE_URL) ?? request.url,
             contentType: infoString(CURLINFO_CONTENT_TYPE),
             headers: state.headers,
             bodyBytes: state.bytes,
             totalMilliseconds: timings["total"] ?? 0,
-            timings: timings)
+            timings: timings,
+            httpVersion: Self.versionName(httpVersion)))
+    }
+
+    private static func versionName(_ version: Int) -> String? {
+        switch version {
+        case CURL_HTTP_VERSION_1_0: "1.0"
+        case CURL_HTTP_VERSION_1_1: "1.1"
+        case CURL_HTTP_VERSION_2_0: "2"
+        case CURL_HTTP_VERSION_3: "3"
+        default: nil
+        }
     }
 
     private func infoString(_ info: CURLINFO) -> String? {
@@ -143,15 +155,56 @@ final class CurlEasy {
         return String(cString: value)
     }
 
+    /// Writes body bytes to the output file, stopping as soon as the limit would be passed.
+    private static let writeBody: fetchd_curl_data_callback = { data, size, count, userdata in
+        let state = Unmanaged<TransferState>.fromOpaque(userdata!).takeUnretainedValue()
+        let length = size * count
+        guard state.bytes + length <= state.maxBytes else { state.exceeded = true; return 0 }
+        var offset = 0
+        while offset < length {
+            let written = write(state.fd, data! + offset, length - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                state.writeErrno = errno
+                return 0
+            }
+            offset += written
+        }
+        state.bytes += length
+        return length
+    }
+
+    /// Keeps the final response's headers, names lower-cased, within `maxHeaderBytes`.
+    private static let readHeader: fetchd_curl_data_callback = { data, size, count, userdata in
+        let state = Unmanaged<TransferState>.fromOpaque(userdata!).takeUnretainedValue()
+        let length = size * count
+        state.headerBytes += length
+        guard state.headerBytes <= CurlEasy.maxHeaderBytes else { state.headersExceeded = true; return 0 }
+        // Bytes, not Foundation's trimming: this runs for every header line of every fetch.
+        let line = UnsafeRawBufferPointer(start: data, count: length)
+        if line.starts(with: "HTTP/".utf8) {
+            state.headers = [:]  // a new response (after a redirect or 100-continue) starts afresh
+        } else if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
+            let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0d || $0 == 0x0a }
+            var start = colon + 1, end = length
+            while start < end, isSpace(line[start]) { start += 1 }
+            while end > start, isSpace(line[end - 1]) { end -= 1 }
+            let name = String(decoding: line[..<colon], as: UTF8.self).lowercased()
+            state.headers[name] = String(decoding: line[start..<end], as: UTF8.self)
+        }
+        return length
+    }
+
     /// Maps a libcurl error to a reason a person can act on.
     private func failure(for code: CURLcode, state: TransferState, request: HTTPRequest) -> HTTPFailure {
         let message = String(cString: curl_easy_strerror(code))
         switch code {
         case CURLE_WRITE_ERROR where state.exceeded, CURLE_FILESIZE_EXCEEDED:
             return .tooLarge(limit: request.maxBytes)
+        case CURLE_WRITE_ERROR where state.headersExceeded:
+            return .headersTooLarge(limit: Self.maxHeaderBytes)
         case CURLE_WRITE_ERROR where state.writeErrno != 0:
             return .write(String(cString: strerror(state.writeErrno)))
-        case CURLE_ABORTED_BY_CALLBACK: return .cancelled
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: return .dns(message)
         case CURLE_COULDNT_CONNECT: return .connect(message)
         case CURLE_OPERATION_TIMEDOUT: return .timeout(message)

@@ -1,27 +1,116 @@
+import CCurlShim
 import Foundation
+import Synchronization
 
-/// Runs HTTP transfers without blocking Swift's cooperative threads: each transfer gets its
-/// own thread for the blocking `curl_easy_perform`, and task cancellation stops it through
-/// libcurl's progress callback.
-public enum HTTPClient {
-    /// Performs `request`, writing the body to `request.outputPath`.
-    public static func fetch(_ request: HTTPRequest) async throws(HTTPFailure) -> HTTPResponse {
-        let cancel = CancelFlag()
+/// Runs every HTTP transfer of the process on one libcurl multi handle.
+///
+/// Why one thread blocked in `curl_multi_poll` rather than `multi_socket` wired into an event
+/// loop: the daemon has no event loop of its own that libcurl could join (its fetches are Swift
+/// tasks on the cooperative pool, which must never block), and a dedicated thread keeps libcurl's
+/// single-threaded handles on one thread by construction. `curl_multi_wakeup` ends the wait when
+/// a transfer is submitted or cancelled. One multi handle means one connection pool and one TLS
+/// session cache, so connections and sessions are reused across fetches and across wakes, and
+/// HTTP/2 streams to one host share a connection.
+public final class HTTPClient: Sendable {
+    /// Connection limits, applied by libcurl; transfers over them wait inside libcurl.
+    public struct Limits: Sendable, Equatable {
+        /// Connections open at once, to all hosts together.
+        public var maxConnections: Int
+        /// Connections open at once to one host (host name and port).
+        public var maxHostConnections: Int
+
+        /// Creates limits.
+        public init(maxConnections: Int, maxHostConnections: Int) {
+            self.maxConnections = max(1, maxConnections)
+            self.maxHostConnections = max(1, maxHostConnections)
+        }
+    }
+
+    /// The client used when none is given: library users and tests. The daemon makes its own,
+    /// with the configured limits.
+    public static let shared = HTTPClient(limits: Limits(maxConnections: 32, maxHostConnections: 6))
+
+    /// What the caller hands to the driver thread, and what it reads back, under one lock.
+    struct Inbox {
+        var submitted: [Submission] = []
+        var cancelled: Set<Int> = []
+        var limits: Limits?
+        var stopping = false
+    }
+
+    /// One request waiting to be started by the driver.
+    struct Submission {
+        let id: Int
+        let request: HTTPRequest
+        let submittedAt: ContinuousClock.Instant
+        let continuation: CheckedContinuation<Result<HTTPResponse, HTTPFailure>, Never>
+    }
+
+    /// The lock-guarded inbox, shared by callers and the driver thread.
+    final class Mailbox: Sendable {
+        let inbox: Mutex<Inbox>
+        init(_ inbox: Inbox) { self.inbox = Mutex(inbox) }
+    }
+
+    private let mailbox: Mailbox
+    private let nextID = Atomic<Int>(0)
+    /// nil when libcurl could not be set up; every fetch then fails with the reason.
+    private let multi: CurlMulti?
+    private let setupFailure: HTTPFailure?
+
+    /// Creates a client and starts its driver thread.
+    public init(limits: Limits) {
+        mailbox = Mailbox(Inbox(limits: limits))
+        do throws(HTTPFailure) {
+            let multi = try CurlMulti()
+            self.multi = multi
+            setupFailure = nil
+            let driver = Driver(multi: multi, mailbox: mailbox)
+            let thread = Thread { driver.run() }
+            thread.name = "fetchd-http"
+            thread.start()
+        } catch {
+            multi = nil
+            setupFailure = error
+        }
+    }
+
+    deinit { shutdown() }
+
+    /// Changes the connection limits (a reload); transfers in flight keep their connections.
+    public func update(_ limits: Limits) {
+        mailbox.inbox.withLock { $0.limits = limits }
+        multi?.wakeup()
+    }
+
+    /// Stops the driver: transfers in flight end as `.cancelled`, later fetches fail at once.
+    public func shutdown() {
+        mailbox.inbox.withLock { $0.stopping = true }
+        multi?.wakeup()
+    }
+
+    /// Performs `request`, writing the body to `request.outputPath`. Cancelling the calling task
+    /// ends the transfer at once with `.cancelled`.
+    public func fetch(_ request: HTTPRequest) async throws(HTTPFailure) -> HTTPResponse {
+        guard let multi else { throw setupFailure ?? .cancelled }
+        let id = nextID.add(1, ordering: .relaxed).newValue
+        let submittedAt = ContinuousClock.now
         let result: Result<HTTPResponse, HTTPFailure> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let thread = Thread {
-                    do throws(HTTPFailure) {
-                        let easy = try CurlEasy()
-                        continuation.resume(returning: .success(try easy.perform(request, cancel: cancel)))
-                    } catch {
-                        continuation.resume(returning: .failure(error))
-                    }
+                // Under one lock with onCancel below, so a cancellation is never lost: either it
+                // came first (and is seen here) or the driver sees both.
+                let refused = mailbox.inbox.withLock { inbox -> HTTPFailure? in
+                    if inbox.stopping { return .cancelled }
+                    if inbox.cancelled.remove(id) != nil { return .cancelled }
+                    inbox.submitted.append(Submission(id: id, request: request, submittedAt: submittedAt,
+                                                      continuation: continuation))
+                    return nil
                 }
-                thread.name = "fetchd-http"
-                thread.start()
+                if let refused { continuation.resume(returning: .failure(refused)) } else { multi.wakeup() }
             }
         } onCancel: {
-            cancel.cancel()
+            mailbox.inbox.withLock { _ = $0.cancelled.insert(id) }
+            multi.wakeup()
         }
         return try result.get()
     }

@@ -58,6 +58,8 @@ public struct HTTPResponse: Sendable, Equatable {
     /// Phases of the transfer, in milliseconds from its start (`curl_easy_getinfo`):
     /// `name_lookup`, `connect`, `tls`, `first_byte`, `total`.
     public var timings: [String: Int] = [:]
+    /// The HTTP version the response came in ("1.1", "2"), nil for `file://`.
+    public var httpVersion: String?
 }
 
 /// Why a transfer failed, precisely enough for a person to act on.
@@ -72,6 +74,8 @@ public enum HTTPFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case timeout(String)
     /// The body exceeded the byte limit.
     case tooLarge(limit: Int)
+    /// The response headers exceeded the header limit (a hostile or broken server).
+    case headersTooLarge(limit: Int)
     /// More redirects than allowed.
     case tooManyRedirects(limit: Int)
     /// The URL or a redirect used a scheme that is not allowed.
@@ -93,6 +97,7 @@ public enum HTTPFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case .tls(let detail): "TLS: \(detail)"
         case .timeout(let detail): "timeout: \(detail)"
         case .tooLarge(let limit): "too large: the body exceeds max_bytes (\(limit) bytes)"
+        case .headersTooLarge(let limit): "too large: the response headers exceed \(limit) bytes"
         case .tooManyRedirects(let limit): "too many redirects (more than \(limit))"
         case .forbiddenScheme(let detail): "forbidden scheme: \(detail)"
         case .cancelled: "cancelled"

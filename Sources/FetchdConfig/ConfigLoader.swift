@@ -39,7 +39,7 @@ public enum ConfigLoader {
             daemon = DaemonConfig.read(from: &reader)
             guard reader.diagnostics.isEmpty else { throw ConfigLoadError(diagnostics: reader.diagnostics) }
         }
-        let baseDirectory = (mainFile as NSString).deletingLastPathComponent
+        let baseDirectory = PathName.directory(of: mainFile)
         let handlersDirectory = daemon.handlersDirectory.hasPrefix("/")
             ? daemon.handlersDirectory
             : (baseDirectory.isEmpty ? "." : baseDirectory) + "/" + daemon.handlersDirectory
@@ -62,10 +62,10 @@ public enum ConfigLoader {
         let parsed = parse(file: path)
         guard let document = parsed.document else { return parsed.diagnostics }
         // A drop-in is a file in a handlers.d folder, or one that holds nothing but [[handler]] tables.
-        let folder = ((path as NSString).deletingLastPathComponent as NSString).lastPathComponent
+        let folder = PathName.lastComponent(of: PathName.directory(of: path))
         let onlyHandlers = !document.table.keys.isEmpty && document.table.keys.allSatisfy { $0 == "handler" }
         let isHandlerFile = folder == Defaults.handlersDirectoryName
-            || (onlyHandlers && (path as NSString).lastPathComponent != "fetchd.toml")
+            || (onlyHandlers && PathName.lastComponent(of: path) != "fetchd.toml")
         if isHandlerFile {
             var (handlers, diagnostics) = readHandlers(in: document, file: path, daemon: DaemonConfig())
             rejectDuplicates(&handlers, &diagnostics)

@@ -12,8 +12,12 @@ public struct DaemonConfig: Sendable, Equatable {
     public var socketPathOverride: String?
     /// The folder of handler files; relative paths are taken from the main file's folder.
     public var handlersDirectory: String = Defaults.handlersDirectoryName
-    /// How many handlers may run at once.
+    /// How many exec handlers may run at once.
     public var maxConcurrent: Int = Defaults.maxConcurrent
+    /// How many http fetches may be in flight at once.
+    public var httpMaxTransfers: Int = Defaults.httpMaxTransfers
+    /// How many http fetches, and connections, one host gets at once.
+    public var httpMaxHostConnections: Int = Defaults.httpMaxHostConnections
     /// The deadline of handlers that do not set one, in seconds.
     public var defaultDeadlineSeconds: Double = Defaults.deadlineSeconds
     /// The longest deadline any handler may have, in seconds.
@@ -43,6 +47,7 @@ public struct DaemonConfig: Sendable, Equatable {
     /// Every key the main file accepts, for unknown-key suggestions.
     static let knownKeys = [
         "cache_dir", "state_dir", "runtime_dir", "socket", "handlers_dir", "max_concurrent",
+        "http_max_transfers", "http_max_host_connections",
         "default_deadline", "max_deadline", "kill_grace", "heartbeat", "cache_max_bytes",
         "socket_mode", "control_group",
     ]
@@ -60,6 +65,8 @@ public struct DaemonConfig: Sendable, Equatable {
             reader.report(key, "the path is empty; expected a directory such as \"/var/lib/fetchd\"")
         }
         if let value = reader.int("max_concurrent", in: 1...1024) { config.maxConcurrent = value }
+        if let value = reader.int("http_max_transfers", in: 1...1024) { config.httpMaxTransfers = value }
+        if let value = reader.int("http_max_host_connections", in: 1...1024) { config.httpMaxHostConnections = value }
         if let value = reader.durationSeconds("max_deadline", in: 1...86_400) { config.maxDeadlineSeconds = value }
         if let value = reader.durationSeconds("default_deadline", in: 0.1...config.maxDeadlineSeconds) {
             config.defaultDeadlineSeconds = value

@@ -1,3 +1,4 @@
+import FetchdCore
 import Foundation
 import Logging
 import NIOCore
@@ -81,7 +82,7 @@ public struct ControlServer: Service {
         if let activatedSocket {
             return try await bootstrap.bind(activatedSocket, childChannelInitializer: initializer)
         }
-        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
+        try FileManager.default.createDirectory(atPath: PathName.directory(of: path),
                                                 withIntermediateDirectories: true)
         // Not umask(): it is process-wide, and handlers create files concurrently. Between bind and
         // chmod the socket has the daemon's default mode (no write bit for others under the

@@ -19,8 +19,14 @@ public enum Defaults {
     /// The state database's file name inside the state directory.
     public static let databaseFileName = "state.sqlite"
 
-    /// How many handlers may run at the same time.
+    /// How many exec handlers (programs) may run at the same time.
     public static let maxConcurrent = 4
+    /// How many http fetches may be in flight at the same time (also libcurl's cap on open
+    /// connections). `curl --parallel` allows 50; fetchd stays a little more polite.
+    public static let httpMaxTransfers = 32
+    /// How many http fetches, and connections, one host (name and port) gets at the same time;
+    /// the figure browsers use.
+    public static let httpMaxHostConnections = 6
     /// How long a handler may run before it is stopped, in seconds (iOS gives about 30 s).
     public static let deadlineSeconds = 30.0
     /// The longest deadline a handler may ask for, in seconds.

@@ -1,42 +1,81 @@
+import DequeModule
 import Synchronization
 
-/// Lets at most `limit` fetches run at once (`max_concurrent`); the rest wait in FIFO order.
+/// Lets at most `limit` fetches run at once, and at most `perKeyLimit` of them with the same key
+/// (the host of an http handler), so one slow host cannot take every slot while fetches of other
+/// hosts wait. Waiters of one key are served in FIFO order; keys take turns.
 /// A waiter whose task is cancelled (shutdown) stops waiting and is not granted a slot.
 ///
 /// A `Mutex` rather than an actor, because the cancellation handler runs synchronously and
 /// must remove its waiter at once.
 final class ConcurrencyLimiter: Sendable {
+    private typealias Waiter = (id: Int, continuation: CheckedContinuation<Bool, Never>)
+
     private struct State {
         var limit: Int
-        var available: Int
-        var waiters: [(id: Int, continuation: CheckedContinuation<Bool, Never>)] = []
+        var perKeyLimit: Int
+        var running = 0
+        var runningByKey: [String: Int] = [:]
+        /// Waiters by key ("" for fetches without one), and the keys with waiters in turn order.
+        var waiting: [String: Deque<Waiter>] = [:]
+        var turns: Deque<String> = []
+        var keyOfWaiter: [Int: String] = [:]
         var nextID = 0
         var cancelledBeforeWaiting: Set<Int> = []
+
+        func hasRoom(for key: String) -> Bool {
+            running < limit && (key.isEmpty || runningByKey[key, default: 0] < perKeyLimit)
+        }
+
+        mutating func take(_ key: String) {
+            running += 1
+            if !key.isEmpty { runningByKey[key, default: 0] += 1 }
+        }
+
+        /// Grants slots to waiters while there is room, keys taking turns.
+        mutating func grant() -> [CheckedContinuation<Bool, Never>] {
+            var granted: [CheckedContinuation<Bool, Never>] = []
+            var skipped = 0
+            while running < limit, skipped < turns.count {
+                let key = turns.removeFirst()
+                guard waiting[key] != nil else { continue }  // its last waiter left
+                // Popped in place: copying the queue out of the dictionary made each grant O(n).
+                guard hasRoom(for: key), let waiter = waiting[key]?.popFirst() else {
+                    turns.append(key)  // this key is at its cap: look at the next one
+                    skipped += 1
+                    continue
+                }
+                skipped = 0
+                take(key)
+                keyOfWaiter[waiter.id] = nil
+                granted.append(waiter.continuation)
+                if waiting[key]?.isEmpty == true { waiting[key] = nil } else { turns.append(key) }
+            }
+            return granted
+        }
     }
     private let state: Mutex<State>
 
-    init(limit: Int) { state = Mutex(State(limit: max(1, limit), available: max(1, limit))) }
+    /// A limiter of `limit` slots in all and `perKeyLimit` per key.
+    init(limit: Int, perKeyLimit: Int = .max) {
+        state = Mutex(State(limit: max(1, limit), perKeyLimit: max(1, perKeyLimit)))
+    }
 
-    /// Changes the limit (a reload); running fetches keep their slots, waiters get new ones.
-    func resize(to newLimit: Int) {
-        let granted = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
-            state.available += max(1, newLimit) - state.limit
+    /// Changes the limits (a reload); running fetches keep their slots, waiters may get new ones.
+    func resize(to newLimit: Int, perKeyLimit: Int = .max) {
+        let granted = state.withLock { state in
             state.limit = max(1, newLimit)
-            var granted: [CheckedContinuation<Bool, Never>] = []
-            while state.available > 0, !state.waiters.isEmpty {
-                state.available -= 1
-                granted.append(state.waiters.removeFirst().continuation)
-            }
-            return granted
+            state.perKeyLimit = max(1, perKeyLimit)
+            return state.grant()
         }
         granted.forEach { $0.resume(returning: true) }
     }
 
-    /// Waits for a slot. Returns false when cancelled while waiting (no slot is held then).
-    func acquire() async -> Bool {
+    /// Waits for a slot for `key`. Returns false when cancelled while waiting (no slot is held then).
+    func acquire(key: String = "") async -> Bool {
         let id: Int? = state.withLock { state in
-            if state.available > 0 {
-                state.available -= 1
+            if state.hasRoom(for: key), state.waiting[key] == nil {
+                state.take(key)
                 return nil
             }
             defer { state.nextID += 1 }
@@ -47,33 +86,41 @@ final class ConcurrencyLimiter: Sendable {
             await withCheckedContinuation { continuation in
                 let cancelled = state.withLock { state in
                     if state.cancelledBeforeWaiting.remove(id) != nil { return true }
-                    state.waiters.append((id, continuation))
+                    if state.waiting[key] == nil { state.turns.append(key) }
+                    state.waiting[key, default: []].append((id, continuation))
+                    state.keyOfWaiter[id] = key
                     return false
                 }
                 if cancelled { continuation.resume(returning: false) }
             }
         } onCancel: {
             let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
-                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else {
+                guard let key = state.keyOfWaiter.removeValue(forKey: id),
+                      let index = state.waiting[key]?.firstIndex(where: { $0.id == id }) else {
                     state.cancelledBeforeWaiting.insert(id)
                     return nil
                 }
-                return state.waiters.remove(at: index).continuation
+                let waiter = state.waiting[key]?.remove(at: index)
+                if state.waiting[key]?.isEmpty == true {
+                    state.waiting[key] = nil
+                    state.turns.removeAll { $0 == key }
+                }
+                return waiter?.continuation
             }
             waiter?.resume(returning: false)
         }
     }
 
-    /// Returns a slot, handing it straight to the longest waiter if there is one.
-    func release() {
-        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
-            // available < 0 after a reload shrank the limit: retire this slot instead of handing it on.
-            if state.waiters.isEmpty || state.available < 0 {
-                state.available += 1
-                return nil
+    /// Returns the slot taken for `key`, handing it on to a waiter if one may have it.
+    func release(key: String = "") {
+        let granted = state.withLock { state in
+            state.running -= 1
+            if !key.isEmpty {
+                let left = state.runningByKey[key, default: 1] - 1
+                state.runningByKey[key] = left > 0 ? left : nil
             }
-            return state.waiters.removeFirst().continuation
+            return state.grant()
         }
-        waiter?.resume(returning: true)
+        granted.forEach { $0.resume(returning: true) }
     }
 }

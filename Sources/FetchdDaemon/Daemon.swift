@@ -40,10 +40,12 @@ public struct Daemon {
     }
 
     /// Runs the due handlers once and returns (`fetchd --once`: iOS's "launch due to a
-    /// background fetch event"). Returns the number of handlers that failed.
-    public func runOnce() async throws -> Int {
-        let records = try await openCoordinator().runDue(trigger: .timer)
-        return records.filter { $0.fetchResult?.isFailure ?? true }.count
+    /// background fetch event"). Returns what the wake did and cost.
+    public func runOnce() async throws -> WakeReport {
+        let coordinator = try openCoordinator()
+        let before = WakeReport.Usage.now()
+        let records = await coordinator.runDue(trigger: .timer)
+        return WakeReport(records: records, before: before, after: .now())
     }
 
     /// Runs until SIGTERM or SIGINT: scheduler, control socket, reload and watchdog services.

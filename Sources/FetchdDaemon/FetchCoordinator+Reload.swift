@@ -9,6 +9,10 @@ extension FetchCoordinator {
         if newConfig.daemon.maxConcurrent != config.daemon.maxConcurrent {
             limiter.resize(to: newConfig.daemon.maxConcurrent)
         }
+        if Self.httpLimits(newConfig.daemon) != Self.httpLimits(config.daemon) {
+            httpLimiter.resize(to: newConfig.daemon.httpMaxTransfers, perKeyLimit: newConfig.daemon.httpMaxHostConnections)
+            httpClient.update(Self.httpLimits(newConfig.daemon))
+        }
         config = newConfig
         rejectedReload = []
     }

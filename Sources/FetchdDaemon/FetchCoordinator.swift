@@ -1,3 +1,4 @@
+import CurlKit
 import FetchdConfig
 import FetchdCore
 import FetchdHandlers
@@ -7,7 +8,8 @@ import FetchdSystemd
 import Foundation
 import Logging
 
-/// Runs fetches: one at a time per handler, at most `max_concurrent` in all, each under its
+/// Runs fetches: one at a time per handler, at most `max_concurrent` exec handlers and
+/// `http_max_transfers` http fetches (`http_max_host_connections` per host) at once, each under its
 /// deadline; turns every outcome into one recorded result and, for new data, a snapshot.
 public actor FetchCoordinator {
     /// The configuration in force.
@@ -18,8 +20,15 @@ public actor FetchCoordinator {
     let state: StateStore
     let logger: Logger
     let startedAt = Date()
+    /// Slots for exec handlers (programs are costly: `max_concurrent`).
     let limiter: ConcurrencyLimiter
+    /// Slots for http fetches, also per host.
+    let httpLimiter: ConcurrencyLimiter
+    /// The one libcurl multi handle every http fetch runs on.
+    let httpClient: HTTPClient
     private let runner = FetchRunner()
+    /// Makes results durable in batches.
+    let committer: ResultCommitter
     /// Handlers running now, with the callers waiting for their result.
     private var running: [String: [CheckedContinuation<FetchRecord, Never>]] = [:]
 
@@ -30,12 +39,21 @@ public actor FetchCoordinator {
         self.state = state
         self.logger = logger
         self.limiter = ConcurrencyLimiter(limit: config.daemon.maxConcurrent)
+        self.httpLimiter = ConcurrencyLimiter(limit: config.daemon.httpMaxTransfers,
+                                              perKeyLimit: config.daemon.httpMaxHostConnections)
+        self.httpClient = HTTPClient(limits: Self.httpLimits(config.daemon))
+        self.committer = ResultCommitter(snapshots: snapshots, state: state, logger: logger)
     }
 
     /// Whether `name` is running now.
     func isRunning(_ name: String) -> Bool { running[name] != nil }
 
-    /// Runs every due handler of this wake together (bounded by `max_concurrent`) and returns
+    /// libcurl's connection caps, from the same settings as the slots.
+    static func httpLimits(_ daemon: DaemonConfig) -> HTTPClient.Limits {
+        HTTPClient.Limits(maxConnections: daemon.httpMaxTransfers, maxHostConnections: daemon.httpMaxHostConnections)
+    }
+
+    /// Runs every due handler of this wake together (bounded by the slots) and returns
     /// when all have finished. Handlers still running from an earlier wake are skipped.
     /// Returns the records of the fetches it ran.
     @discardableResult
@@ -46,7 +64,7 @@ public actor FetchCoordinator {
         logger.debug("wake: \(due.count) handler(s) due: \(due.map(\.name).joined(separator: ", "))")
         return await withTaskGroup(of: FetchRecord?.self) { group in
             for handler in due {
-                group.addTask { await self.fetch(handler.name, trigger: trigger) }
+                group.addTask { await self.fetch(handler, trigger: trigger, state: .some(states[handler.name])) }
             }
             var records: [FetchRecord] = []
             for await record in group { if let record { records.append(record) } }
@@ -64,37 +82,55 @@ public actor FetchCoordinator {
     /// Runs `name` now, or joins its fetch if one is running; nil when no such handler is loaded.
     public func fetch(_ name: String, trigger: FetchTrigger) async -> FetchRecord? {
         guard let handler = config.handler(named: name) else { return nil }
+        return await fetch(handler, trigger: trigger, state: nil)
+    }
+
+    /// Runs `handler` now, or joins its fetch. `state` is its stored state when the caller has
+    /// it at hand (a wake read them all at once; `.some(nil)`: never fetched), nil to read it.
+    private func fetch(_ handler: HandlerConfig, trigger: FetchTrigger, state: HandlerState??) async -> FetchRecord {
+        let name = handler.name
         if running[name] != nil {
             return await withCheckedContinuation { running[name, default: []].append($0) }
         }
         running[name] = []
-        let record = await execute(handler, trigger: trigger)
+        let record = await execute(handler, trigger: trigger, state: state)
         let waiters = running.removeValue(forKey: name) ?? []
         waiters.forEach { $0.resume(returning: record) }
         return record
     }
 
-    /// One fetch of `handler`, from slot to recorded result.
-    private func execute(_ handler: HandlerConfig, trigger: FetchTrigger) async -> FetchRecord {
-        guard await limiter.acquire() else {
-            return recordResult(handler, trigger: trigger, startedAt: Date(),
-                                result: .failed(reason: "stopped before it started: fetchd is shutting down"))
+    /// One fetch of `handler`, from slot to durable result.
+    private func execute(_ handler: HandlerConfig, trigger: FetchTrigger, state: HandlerState??) async -> FetchRecord {
+        let item = await run(handler, trigger: trigger, state: state)
+        let record = await committer.commit(item)
+        log(record, snapshot: record.version == nil ? nil : snapshots.latestContentPath(of: handler.name))
+        return record
+    }
+
+    /// Runs `handler` in a slot and turns the outcome into a result to commit. The slot is
+    /// given back before the commit, so the next fetches run while this one's result is written.
+    private func run(_ handler: HandlerConfig, trigger: FetchTrigger, state known: HandlerState??) async -> ResultCommitter.Item {
+        let (slots, key) = slot(for: handler)
+        guard await slots.acquire(key: key) else {
+            return Self.item(handler, trigger: trigger, startedAt: Date(),
+                             result: .failed(reason: "stopped before it started: fetchd is shutting down"))
         }
-        defer { limiter.release() }
         // Time spent waiting for a slot is not the handler's: its deadline starts now.
         let startedAt = Date()
         let outputPath: String
         do {
             outputPath = try snapshots.stagingPath(for: handler.name)
         } catch {
-            return recordResult(handler, trigger: trigger, startedAt: startedAt,
-                                result: .failed(reason: "cannot prepare the snapshot directory: \(error)"))
+            slots.release(key: key)
+            return Self.item(handler, trigger: trigger, startedAt: startedAt,
+                             result: .failed(reason: "cannot prepare the snapshot directory: \(error)"))
         }
         let deadline = Duration.milliseconds(Int64(handler.deadlineSeconds * 1000))
         let latestPath = snapshots.latestContentPath(of: handler.name)
         var validators: [String: String] = [:]
         // Validators describe the latest snapshot of this URL; after the URL changes they mean nothing.
-        if snapshots.latest(of: handler.name)?.details["request_url"] == handler.url, let saved = try? state.state(of: handler.name) {
+        if handler.kind == .http, snapshots.latest(of: handler.name)?.details["request_url"] == handler.url,
+           let saved: HandlerState = known ?? (try? state.state(of: handler.name)) ?? nil {
             validators[HTTPHandler.etagKey] = saved.etag
             validators[HTTPHandler.lastModifiedKey] = saved.lastModified
         }
@@ -103,113 +139,42 @@ public actor FetchCoordinator {
             previousSnapshotPath: FileManager.default.fileExists(atPath: latestPath) ? latestPath : nil,
             deadline: .now + deadline, wallDeadline: startedAt.addingTimeInterval(handler.deadlineSeconds),
             previousValidators: validators)
-        let implementation = HandlerFactory.make(handler, killGraceSeconds: config.daemon.killGraceSeconds)
+        let implementation = HandlerFactory.make(handler, killGraceSeconds: config.daemon.killGraceSeconds,
+                                                 httpClient: httpClient)
         let outcome = await runner.run(implementation, context: context)
+        slots.release(key: key)
         if outcome.ignoredCompletions > 0 {
             logger.warning("\(handler.name): ignored \(outcome.ignoredCompletions) extra or late completion(s)",
                            metadata: ["handler": "\(handler.name)"])
         }
-        return settle(handler, outcome: outcome, outputPath: outputPath, trigger: trigger, startedAt: startedAt)
+        return await Self.settle(handler, outcome: outcome, outputPath: outputPath, trigger: trigger,
+                                 startedAt: startedAt, snapshots: snapshots)
     }
 
-    /// Turns a run's outcome into a result, committing the snapshot for new data.
-    private func settle(_ handler: HandlerConfig, outcome: FetchRunner.Outcome, outputPath: String,
-                        trigger: FetchTrigger, startedAt: Date) -> FetchRecord {
-        let finishedAt = Date()
-        guard let completion = outcome.completion else {
-            snapshots.discard(stagedFile: outputPath)
-            let result: FetchResult = outcome.interrupted
-                ? .failed(reason: "stopped: fetchd is shutting down") : .expired
-            return recordResult(handler, trigger: trigger, startedAt: startedAt, result: result)
-        }
-        let notBefore = Self.serverFloor(in: completion, finishedAt: finishedAt)
-        switch completion {
-        case .noData:
-            snapshots.discard(stagedFile: outputPath)
-            return recordResult(handler, trigger: trigger, startedAt: startedAt, result: .noData, notBefore: notBefore)
-        case .failed(let reason, _):
-            snapshots.discard(stagedFile: outputPath)
-            return recordResult(handler, trigger: trigger, startedAt: startedAt, result: .failed(reason: reason),
-                                notBefore: notBefore)
-        case .newData(let contentType, let details):
-            let validators = Self.validators(in: details)
-            let size = (try? FileManager.default.attributesOfItem(atPath: outputPath)[.size] as? NSNumber)?.intValue
-            guard let size else {
-                return recordResult(handler, trigger: trigger, startedAt: startedAt,
-                                    result: .failed(reason: "reported newData but wrote no snapshot"))
-            }
-            guard size <= handler.maxBytes else {
-                snapshots.discard(stagedFile: outputPath)
-                return recordResult(handler, trigger: trigger, startedAt: startedAt,
-                                    result: .failed(reason: "too large: the snapshot is \(size) bytes, over max_bytes (\(handler.maxBytes))"))
-            }
-            let template = SnapshotMetadata(
-                handler: handler.name, fetchedAt: finishedAt,
-                durationMilliseconds: Int(finishedAt.timeIntervalSince(startedAt) * 1000),
-                contentType: contentType, trigger: trigger.rawValue, details: details)
-            do {
-                switch try snapshots.commit(stagedFile: outputPath, handler: handler.name, template: template,
-                                            retain: handler.retain) {
-                case .written(let metadata):
-                    return recordResult(handler, trigger: trigger, startedAt: startedAt, result: .newData,
-                                        bytes: metadata.bytes, sha256: metadata.sha256, version: metadata.version,
-                                        validators: validators, notBefore: notBefore)
-                case .unchanged(let metadata):
-                    return recordResult(handler, trigger: trigger, startedAt: startedAt, result: .noData,
-                                        bytes: metadata.bytes, sha256: metadata.sha256, validators: validators,
-                                        notBefore: notBefore)
-                }
-            } catch {
-                snapshots.discard(stagedFile: outputPath)
-                return recordResult(handler, trigger: trigger, startedAt: startedAt,
-                                    result: .failed(reason: "cannot write the snapshot: \(error)"))
-            }
-        }
+    /// Which slots `handler` waits for, and under which key: http fetches by host and port.
+    private func slot(for handler: HandlerConfig) -> (ConcurrencyLimiter, String) {
+        guard handler.kind == .http else { return (limiter, "") }
+        let components = handler.url.flatMap { URLComponents(string: $0) }
+        let host = components?.host?.lowercased() ?? ""
+        let port = components?.port ?? (components?.scheme?.lowercased() == "https" ? 443 : 80)
+        return (httpLimiter, host.isEmpty ? "" : "\(host):\(port)")
     }
 
-    /// The earliest next fetch the server asked for, from the completion's details.
-    static func serverFloor(in completion: HandlerCompletion, finishedAt: Date) -> Date? {
-        let details: [String: String]
-        switch completion {
-        case .newData(_, let all), .noData(let all), .failed(_, let all): details = all
-        }
-        return details[ServerHints.delayKey].flatMap(Double.init).map { finishedAt.addingTimeInterval($0) }
-    }
-
-    /// The HTTP validators a completion reports (present only for content in hand; an empty
-    /// value means the server sent none), or nil to keep the stored ones.
-    static func validators(in details: [String: String]) -> (etag: String?, lastModified: String?)? {
-        guard details[HTTPHandler.etagKey] != nil || details[HTTPHandler.lastModifiedKey] != nil else { return nil }
-        let etag = details[HTTPHandler.etagKey].flatMap { $0.isEmpty ? nil : $0 }
-        let lastModified = details[HTTPHandler.lastModifiedKey].flatMap { $0.isEmpty ? nil : $0 }
-        return (etag, lastModified)
-    }
-
-    /// Records the result durably and logs it.
-    private func recordResult(_ handler: HandlerConfig, trigger: FetchTrigger, startedAt: Date, result: FetchResult,
-                              bytes: Int? = nil, sha256: String? = nil, version: String? = nil,
-                              validators: (etag: String?, lastModified: String?)? = nil,
-                              notBefore: Date? = nil) -> FetchRecord {
-        var record = FetchRecord(handler: handler.name, startedAt: startedAt, finishedAt: Date(), result: result,
-                                 trigger: trigger, bytes: bytes, sha256: sha256, version: version)
-        do {
-            record = try state.record(record, validators: validators, notBefore: notBefore)
-        } catch {
-            logger.error("\(handler.name): cannot record the result in \(state.path): \(error)")
-        }
+    /// Logs a durable result: one journal entry per fetch, with its MESSAGE_ID.
+    private func log(_ record: FetchRecord, snapshot: String?) {
+        let result = record.fetchResult ?? .failed(reason: record.reason ?? record.result)
         var metadata: Logger.Metadata = [
-            "handler": "\(handler.name)", "result": "\(result.name)", "trigger": "\(trigger.rawValue)",
-            "duration_ms": "\(record.durationMilliseconds)", "bytes": "\(bytes ?? 0)",
+            "handler": "\(record.handler)", "result": "\(result.name)", "trigger": "\(record.trigger)",
+            "duration_ms": "\(record.durationMilliseconds)", "bytes": "\(record.bytes ?? 0)",
             MessageID.metadataKey: "\(result == .expired ? MessageID.deadlineExpired : MessageID.fetchFinished)",
         ]
         if let reason = result.reason { metadata["reason"] = "\(reason)" }
-        if version != nil { metadata["snapshot"] = "\(snapshots.latestContentPath(of: handler.name))" }
-        let summary = "\(handler.name): \(result.summary) in \(record.durationMilliseconds) ms (\(trigger.rawValue))"
-            + (version.map { ", snapshot \($0)" } ?? "")
+        if let snapshot { metadata["snapshot"] = "\(snapshot)" }
+        let summary = "\(record.handler): \(result.summary) in \(record.durationMilliseconds) ms (\(record.trigger))"
+            + (record.version.map { ", snapshot \($0)" } ?? "")
         switch result {
         case .newData, .noData: logger.info("\(summary)", metadata: metadata)
         case .failed, .expired: logger.warning("\(summary)", metadata: metadata)
         }
-        return record
     }
 }

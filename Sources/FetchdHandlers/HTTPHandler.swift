@@ -24,6 +24,8 @@ public struct HTTPHandler: FetchHandler {
     public var proxy: String?
     /// CA certificates to trust instead of the system's.
     public var caFile: String?
+    /// The client whose multi handle runs the transfer (the daemon's, with its limits).
+    public var client: HTTPClient
 
     /// The keys under which validators travel in `FetchContext.previousValidators` and in the
     /// completion's details: the state database keeps them between fetches.
@@ -32,7 +34,8 @@ public struct HTTPHandler: FetchHandler {
     public static let lastModifiedKey = "last_modified"
 
     /// Creates an HTTP handler.
-    public init(url: String, maxBytes: Int, allowFileURLs: Bool) {
+    public init(url: String, maxBytes: Int, allowFileURLs: Bool, client: HTTPClient = .shared) {
+        self.client = client
         self.url = url
         self.maxBytes = maxBytes
         self.allowFileURLs = allowFileURLs
@@ -56,13 +59,14 @@ public struct HTTPHandler: FetchHandler {
             request.ifModifiedSince = context.previousValidators[Self.lastModifiedKey]
         }
         do {
-            let response = try await HTTPClient.fetch(request)
+            let response = try await client.fetch(request)
             guard !context.isExpired else { return }
             var details = [
                 "status": String(response.status),
                 "request_url": url,
                 "final_url": response.effectiveURL,
             ]
+            if let version = response.httpVersion { details["http_version"] = version }
             for (phase, milliseconds) in response.timings { details["\(phase)_ms"] = String(milliseconds) }
             if let delay = ServerHints.delaySeconds(status: response.status, headers: response.headers) {
                 details[ServerHints.delayKey] = String(delay)
@@ -82,6 +86,8 @@ public struct HTTPHandler: FetchHandler {
             }
         } catch {
             guard !context.isExpired else { return }  // stopped at the deadline: already settled
+            // Stopped from outside (shutdown): the runner settles the fetch as interrupted.
+            if error == .cancelled && Task.isCancelled { return }
             context.complete(.failed(reason: error.description))
         }
     }

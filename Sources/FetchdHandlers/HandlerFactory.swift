@@ -1,21 +1,25 @@
+import CurlKit
 import FetchdConfig
 import FetchdCore
 
 /// Builds the runnable handler for a configured one.
 public enum HandlerFactory {
-    /// The handler that `config` describes; `killGraceSeconds` comes from the daemon settings.
-    public static func make(_ config: HandlerConfig, killGraceSeconds: Double) -> any FetchHandler {
+    /// The handler that `config` describes; `killGraceSeconds` comes from the daemon settings,
+    /// and http handlers run their transfers on `httpClient`.
+    public static func make(_ config: HandlerConfig, killGraceSeconds: Double,
+                            httpClient: HTTPClient = .shared) -> any FetchHandler {
         switch config.kind {
         case .exec:
             ExecHandler(command: config.command ?? ["/bin/false"], environment: config.environment,
                         killGrace: .milliseconds(Int64(killGraceSeconds * 1000)))
         case .http:
-            makeHTTP(config)
+            makeHTTP(config, client: httpClient)
         }
     }
 
-    private static func makeHTTP(_ config: HandlerConfig) -> HTTPHandler {
-        var handler = HTTPHandler(url: config.url ?? "", maxBytes: config.maxBytes, allowFileURLs: config.allowFileURLs)
+    private static func makeHTTP(_ config: HandlerConfig, client: HTTPClient) -> HTTPHandler {
+        var handler = HTTPHandler(url: config.url ?? "", maxBytes: config.maxBytes,
+                                  allowFileURLs: config.allowFileURLs, client: client)
         if let userAgent = config.userAgent { handler.userAgent = userAgent }
         if let acceptEncoding = config.acceptEncoding { handler.acceptEncoding = acceptEncoding }
         handler.headers = config.headers

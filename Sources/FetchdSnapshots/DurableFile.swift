@@ -3,6 +3,8 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import CPosixShim
+import FetchdCore
 import Foundation
 
 /// Small POSIX helpers for crash-safe file updates: the temp-file, fsync, rename, fsync-dir
@@ -42,10 +44,20 @@ public enum DurableFile {
         guard Glibc.rename(from, path) == 0 else { throw Failure(operation: "rename", path: path, code: errno) }
     }
 
-    /// Writes `data` to `path` atomically and durably (temp file in the same directory).
-    public static func write(_ data: Data, to path: String, mode: mode_t = 0o644) throws(Failure) {
-        let directory = (path as NSString).deletingLastPathComponent
-        let temporary = "\(directory)/.\((path as NSString).lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0 ... .max))"
+    /// Flushes everything written to the file system holding `path` (`syncfs`): one call makes
+    /// a whole batch of files and renames durable.
+    public static func syncFileSystem(containing path: String) throws(Failure) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure(operation: "open", path: path, code: errno) }
+        defer { close(fd) }
+        guard fetchd_syncfs(fd) == 0 else { throw Failure(operation: "syncfs", path: path, code: errno) }
+    }
+
+    /// Writes `data` to `path` atomically (temp file in the same directory, then a rename);
+    /// `durably` fsyncs the file and the directory too, else a later `syncFileSystem` must.
+    public static func write(_ data: Data, to path: String, mode: mode_t = 0o644, durably: Bool = true) throws(Failure) {
+        let directory = PathName.directory(of: path)
+        let temporary = "\(directory)/.\(PathName.lastComponent(of: path)).tmp-\(getpid())-\(UInt32.random(in: 0 ... .max))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { throw Failure(operation: "create", path: temporary, code: errno) }
         var failure: Failure?
@@ -60,19 +72,21 @@ public enum DurableFile {
                 offset += written
             }
         }
-        if failure == nil && fsync(fd) != 0 { failure = Failure(operation: "fsync", path: temporary, code: errno) }
+        if failure == nil && durably && fsync(fd) != 0 { failure = Failure(operation: "fsync", path: temporary, code: errno) }
         close(fd)
         if let failure { unlink(temporary); throw failure }
         do { try rename(temporary, to: path) } catch { unlink(temporary); throw error }
-        try sync(directory: directory.isEmpty ? "." : directory)
+        if durably { try sync(directory: directory.isEmpty ? "." : directory) }
     }
 
-    /// Atomically points the symlink at `path` to `target` (create a temp link, rename over).
-    public static func replaceSymlink(at path: String, target: String) throws(Failure) {
+    /// Atomically points the symlink at `path` to `target` (create a temp link, rename over);
+    /// `durably` fsyncs the directory too, else a later `syncFileSystem` must.
+    public static func replaceSymlink(at path: String, target: String, durably: Bool = true) throws(Failure) {
         let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: 0 ... .max))"
         guard symlink(target, temporary) == 0 else { throw Failure(operation: "symlink", path: temporary, code: errno) }
         do { try rename(temporary, to: path) } catch { unlink(temporary); throw error }
-        let directory = (path as NSString).deletingLastPathComponent
+        guard durably else { return }
+        let directory = PathName.directory(of: path)
         try sync(directory: directory.isEmpty ? "." : directory)
     }
 
@@ -80,8 +94,8 @@ public enum DurableFile {
     public static func makeDirectory(_ path: String, mode: mode_t = 0o755) throws(Failure) {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue { return }
-        let parent = (path as NSString).deletingLastPathComponent
-        if !parent.isEmpty && parent != path { try makeDirectory(parent) }
+        let parent = PathName.directory(of: path)
+        if !parent.isEmpty && parent != "/" && parent != path { try makeDirectory(parent) }
         guard mkdir(path, mode) == 0 || errno == EEXIST else { throw Failure(operation: "mkdir", path: path, code: errno) }
     }
 }

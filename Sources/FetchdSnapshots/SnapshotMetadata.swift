@@ -46,15 +46,49 @@ public struct SnapshotMetadata: Codable, Sendable, Equatable {
         case contentType = "content_type"
     }
 
-    /// The JSON written to disk: sorted keys and ISO-8601 dates, so files diff cleanly.
+    /// The JSON written to disk: sorted keys, two-space indent and ISO-8601 dates, so files diff
+    /// cleanly. Written by hand: JSONEncoder was the largest single cost of a commit, and the
+    /// shape is fixed. `decode` reads it (and anything else JSONEncoder would have written).
     public func encoded() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(Self.dateFormatter().string(from: date))
+        var fields: [(String, String)] = [("bytes", String(bytes))]
+        if let contentType { fields.append(("content_type", Self.quoted(contentType))) }
+        let detailLines = details.sorted { $0.key < $1.key }
+            .map { "    \(Self.quoted($0.key)) : \(Self.quoted($0.value))" }
+        fields.append(("details", detailLines.isEmpty ? "{ }" : "{\n" + detailLines.joined(separator: ",\n") + "\n  }"))
+        fields += [
+            ("duration_ms", String(durationMilliseconds)),
+            ("fetched_at", Self.quoted(Self.dateStyle.format(fetchedAt))),
+            ("handler", Self.quoted(handler)),
+            ("result", Self.quoted(result)),
+            ("sha256", Self.quoted(sha256)),
+            ("trigger", Self.quoted(trigger)),
+            ("version", Self.quoted(version)),
+        ]
+        let body = fields.map { "  \"\($0.0)\" : \($0.1)" }.joined(separator: ",\n")
+        return Data(("{\n" + body + "\n}").utf8)
+    }
+
+    /// `text` as a JSON string literal.
+    static func quoted(_ text: String) -> String {
+        // Most values (digests, names, numbers, URLs) need no escaping at all.
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            return "\"" + text + "\""
         }
-        return try encoder.encode(self)
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
     }
 
     /// Reads metadata written by `encoded()`.
@@ -62,7 +96,7 @@ public struct SnapshotMetadata: Codable, Sendable, Equatable {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .custom { decoder in
             let text = try decoder.singleValueContainer().decode(String.self)
-            guard let date = dateFormatter().date(from: text) else {
+            guard let date = try? dateStyle.parse(text) else {
                 throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
                                                         debugDescription: "\(text) is not an ISO-8601 time"))
             }
@@ -71,10 +105,7 @@ public struct SnapshotMetadata: Codable, Sendable, Equatable {
         return try decoder.decode(SnapshotMetadata.self, from: data)
     }
 
-    /// ISO-8601 with milliseconds: `2026-11-21T08:30:12.345Z`.
-    private static func dateFormatter() -> ISO8601DateFormatter {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter
-    }
+    /// ISO-8601 with milliseconds: `2026-11-21T08:30:12.345Z`. The Swift format style, not
+    /// `ISO8601DateFormatter`: that one goes through ICU and cost more than the fetch itself.
+    private static let dateStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 }

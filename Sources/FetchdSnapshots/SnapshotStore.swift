@@ -20,6 +20,9 @@ import Synchronization
 /// rename. A reader who opens `latest/content` therefore always sees a whole snapshot, even if
 /// fetchd is killed at any instant. Callers must not commit two snapshots of the same handler
 /// at once (the daemon runs each handler at most once at a time).
+///
+/// Commits come in batches (`commit(_:)`): a wake that fetched a thousand handlers pays two
+/// `syncfs` calls, not five fsyncs per snapshot (see `SnapshotStore+Commit.swift`).
 public final class SnapshotStore: Sendable {
     /// The outcome of committing a staged file.
     public enum CommitOutcome: Sendable, Equatable {
@@ -33,14 +36,20 @@ public final class SnapshotStore: Sendable {
     public let root: String
     /// The total size above which the oldest non-latest versions are evicted.
     public let maxTotalBytes: Int
-    private let evictionLock = Mutex(())
+    /// The size of every version on disk, kept in step with commits and deletions so that the
+    /// cache cap costs nothing per commit (a scan per commit made a wake quadratic).
+    let ledger: Mutex<Ledger>
+    /// The metadata of each handler's `latest`, as last read or written.
+    let latestKnown = Mutex<[String: SnapshotMetadata]>([:])
 
     /// Opens (and creates) the cache at `root`, clearing debris left by an interrupted write.
     public init(root: String, maxTotalBytes: Int = Defaults.cacheMaxBytes) throws(DurableFile.Failure) {
         self.root = root
         self.maxTotalBytes = maxTotalBytes
         try DurableFile.makeDirectory(root)
+        ledger = Mutex(Ledger())
         for handler in handlerNames() { recover(handler: handler) }
+        ledger.withLock { $0 = scanLedger() }
     }
 
     /// The folder of `handler`'s snapshots.
@@ -60,54 +69,18 @@ public final class SnapshotStore: Sendable {
     /// Removes a staged file that will not be committed (failed or expired fetch).
     public func discard(stagedFile: String) { unlink(stagedFile) }
 
-    /// Turns a staged file into the newest version, unless it equals `latest`.
-    ///
-    /// `template` supplies everything but `version`, `bytes` and `sha256`, which are computed here.
-    public func commit(stagedFile: String, handler: String, template: SnapshotMetadata, retain: Int)
-        throws -> CommitOutcome
-    {
-        // Only a regular file is published: a handler that put a symlink at FETCHD_OUTPUT
-        // could otherwise make fetchd publish (and chmod) any file it can read.
-        var info = stat()
-        guard lstat(stagedFile, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            discard(stagedFile: stagedFile)
-            throw DurableFile.Failure(operation: "publish (not a regular file)", path: stagedFile, code: EINVAL)
-        }
-        let (digest, bytes) = try Self.sha256(ofFile: stagedFile)
-        if let latest = latest(of: handler), latest.sha256 == digest, latest.bytes == bytes {
-            discard(stagedFile: stagedFile)
-            return .unchanged(latest)
-        }
-        let handlerDirectory = directory(of: handler)
-        let versionsDirectory = "\(handlerDirectory)/versions"
-        try DurableFile.makeDirectory(versionsDirectory)
-        let version = Self.versionName(sequence: (versionNames(of: handler).last.flatMap(Self.sequence(of:)) ?? 0) + 1,
-                                       at: template.fetchedAt)
-        var metadata = template
-        metadata.version = version
-        metadata.bytes = bytes
-        metadata.sha256 = digest
-        metadata.handler = handler
-
-        // Assemble under a hidden name; `versions/<version>` only ever appears complete.
-        let incoming = "\(versionsDirectory)/.incoming-\(version)"
-        try DurableFile.makeDirectory(incoming)
-        try DurableFile.sync(file: stagedFile)
-        chmod(stagedFile, 0o644)
-        try DurableFile.rename(stagedFile, to: "\(incoming)/content")
-        try DurableFile.write(try metadata.encoded(), to: "\(incoming)/meta.json")
-        try DurableFile.rename(incoming, to: "\(versionsDirectory)/\(version)")
-        try DurableFile.sync(directory: versionsDirectory)
-        try DurableFile.replaceSymlink(at: "\(handlerDirectory)/latest", target: "versions/\(version)")
-        prune(handler: handler, retain: retain)
-        enforceCacheLimit()
-        return .written(metadata)
-    }
-
     /// The newest snapshot's metadata, or nil when the handler has none.
+    ///
+    /// Decoded once per version and remembered: every fetch asks (for its validators and to spot
+    /// unchanged content). `latest` is read each time, so a cache changed behind fetchd's back
+    /// is still seen.
     public func latest(of handler: String) -> SnapshotMetadata? {
-        guard let data = FileManager.default.contents(atPath: "\(directory(of: handler))/latest/meta.json") else { return nil }
-        return try? SnapshotMetadata.decode(data)
+        guard let current = currentVersion(of: handler) else { return nil }
+        if let known = latestKnown.withLock({ $0[handler] }), known.version == current { return known }
+        guard let data = FileManager.default.contents(atPath: "\(directory(of: handler))/versions/\(current)/meta.json"),
+              let metadata = try? SnapshotMetadata.decode(data) else { return nil }
+        latestKnown.withLock { $0[handler] = metadata }
+        return metadata
     }
 
     /// Version directory names of `handler`, oldest first.
@@ -116,42 +89,11 @@ public final class SnapshotStore: Sendable {
         return names.filter { !$0.hasPrefix(".") && Self.sequence(of: $0) != nil }.sorted()
     }
 
-    /// Deletes all but the newest `retain` versions of `handler`; `latest` is never deleted.
-    public func prune(handler: String, retain: Int) {
-        let names = versionNames(of: handler)
-        let current = currentVersion(of: handler)
-        for name in names.dropLast(max(retain, 1)) where name != current {
-            removeTree("\(directory(of: handler))/versions/\(name)")
-        }
-    }
-
-    /// Evicts the oldest non-latest versions across all handlers until the cache fits `maxTotalBytes`.
-    public func enforceCacheLimit() {
-        evictionLock.withLock { _ in
-            var candidates: [(date: String, path: String, size: Int)] = []
-            var total = 0
-            for handler in handlerNames() {
-                let current = currentVersion(of: handler)
-                for name in versionNames(of: handler) {
-                    let path = "\(directory(of: handler))/versions/\(name)"
-                    let size = Self.treeSize(path)
-                    total += size
-                    // Order by the timestamp part so handlers' versions interleave by age.
-                    if name != current { candidates.append((String(name.drop(while: { $0 != "-" })), path, size)) }
-                }
-            }
-            for candidate in candidates.sorted(by: { $0.date < $1.date }) where total > maxTotalBytes {
-                removeTree(candidate.path)
-                total -= candidate.size
-            }
-        }
-    }
-
     /// The version `latest` points at.
     public func currentVersion(of handler: String) -> String? {
         guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(directory(of: handler))/latest")
         else { return nil }
-        return (target as NSString).lastPathComponent
+        return PathName.lastComponent(of: target)
     }
 
     /// Handler folders present in the cache.
@@ -188,15 +130,31 @@ public final class SnapshotStore: Sendable {
             hasher.update(data: chunk)
             bytes += chunk.count
         }
-        return (hasher.finalize().map { String(format: "%02x", $0) }.joined(), bytes)
+        return (hex(hasher.finalize()), bytes)
+    }
+
+    /// Lower-case hex of `bytes` (String(format:) per byte was a measurable share of a commit).
+    static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     static func versionName(sequence: Int, at date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
-        return String(format: "%08d-", sequence) + formatter.string(from: date)
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func padded(_ value: Int32, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        return padded(Int32(clamping: sequence), 8) + "-" + padded(parts.tm_year + 1900, 4) + padded(parts.tm_mon + 1, 2)
+            + padded(parts.tm_mday, 2) + "T" + padded(parts.tm_hour, 2) + padded(parts.tm_min, 2)
+            + padded(parts.tm_sec, 2) + "Z"
     }
 
     static func sequence(of version: String) -> Int? {
@@ -204,13 +162,5 @@ public final class SnapshotStore: Sendable {
         return Int(version[..<dash])
     }
 
-    private func removeTree(_ path: String) { try? FileManager.default.removeItem(atPath: path) }
-
-    private static func treeSize(_ path: String) -> Int {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-        return names.reduce(0) { total, name in
-            let attributes = try? FileManager.default.attributesOfItem(atPath: "\(path)/\(name)")
-            return total + ((attributes?[.size] as? NSNumber)?.intValue ?? 0)
-        }
-    }
+    func removeTree(_ path: String) { try? FileManager.default.removeItem(atPath: path) }
 }

@@ -65,41 +65,104 @@ public final class StateStore: Sendable {
         return migrator
     }
 
+    /// A finished fetch with what it changes in the handler's state.
+    public struct PendingRecord: Sendable {
+        /// The result to store.
+        public var fetch: FetchRecord
+        /// New HTTP validators, or nil to keep the stored ones.
+        public var validators: (etag: String?, lastModified: String?)?
+        /// The server's floor on the next fetch; replaces the stored one (nil clears it).
+        public var notBefore: Date?
+
+        /// Creates a pending record.
+        public init(_ fetch: FetchRecord, validators: (etag: String?, lastModified: String?)? = nil,
+                    notBefore: Date? = nil) {
+            self.fetch = fetch
+            self.validators = validators
+            self.notBefore = notBefore
+        }
+    }
+
     /// Records a finished fetch and updates the handler's state in one transaction.
-    /// Returns the stored record (with its id).
+    /// `notBefore` replaces the stored server hint (nil clears it). Returns the stored record (with its id).
     @discardableResult
-    /// `notBefore` replaces the stored server hint (nil clears it).
     public func record(_ fetch: FetchRecord, validators: (etag: String?, lastModified: String?)? = nil,
                        notBefore: Date? = nil,
                        historyLimit: Int = Defaults.historyKeepPerHandler) throws -> FetchRecord {
+        try record([PendingRecord(fetch, validators: validators, notBefore: notBefore)], historyLimit: historyLimit)[0]
+    }
+
+    /// Records a batch of finished fetches in one transaction (one fsync for a whole wake).
+    /// Returns the stored records (with their ids), in order.
+    public func record(_ batch: [PendingRecord], historyLimit: Int = Defaults.historyKeepPerHandler) throws -> [FetchRecord] {
         try pool.write { db in
-            var fetch = fetch
-            try fetch.insert(db)
-            var state = try HandlerState.fetchOne(db, key: fetch.handler) ?? HandlerState(name: fetch.handler)
-            state.lastAttemptAt = fetch.startedAt
-            state.lastResult = fetch.result
-            state.lastReason = fetch.reason
-            if fetch.fetchResult?.isFailure ?? true {
-                state.consecutiveFailures += 1
-            } else {
-                state.consecutiveFailures = 0
-                state.lastSuccessAt = fetch.finishedAt
-            }
-            if fetch.result == FetchResult.newData.name { state.newDataUnseen += 1 }
-            state.notBefore = notBefore
-            if let validators {
-                state.etag = validators.etag
-                state.lastModified = validators.lastModified
-            }
-            try state.save(db)
-            try db.execute(
-                sql: """
-                    DELETE FROM fetch_history WHERE handler = ? AND id <= (
-                      SELECT id FROM fetch_history WHERE handler = ? ORDER BY id DESC LIMIT 1 OFFSET ?)
-                    """,
-                arguments: [fetch.handler, fetch.handler, historyLimit])
-            return fetch
+            try batch.map { pending in try Self.insert(pending, historyLimit: historyLimit, in: db) }
         }
+    }
+
+    /// One result: a history row, the handler's state row updated, old history trimmed.
+    ///
+    /// Plain cached statements rather than GRDB's record API: a wake records a thousand results
+    /// in one transaction, and building each statement anew cost more than the fetch itself.
+    private static func insert(_ pending: PendingRecord, historyLimit: Int, in db: Database) throws -> FetchRecord {
+        var fetch = pending.fetch
+        try db.cachedStatement(sql: """
+            INSERT INTO fetch_history (handler, started_at, finished_at, duration_ms, result, reason, trigger,
+                                       bytes, sha256, version)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: [
+                fetch.handler, Self.text(fetch.startedAt), Self.text(fetch.finishedAt), fetch.durationMilliseconds, fetch.result,
+                fetch.reason, fetch.trigger, fetch.bytes, fetch.sha256, fetch.version,
+            ])
+        fetch.id = db.lastInsertedRowID
+        let failed = fetch.fetchResult?.isFailure ?? true
+        // New row or old, the same rules: failures count up and a success resets them; the last
+        // success is kept through failures; validators change only when the fetch brought some.
+        try db.cachedStatement(sql: """
+            INSERT INTO handler_state (name, last_attempt_at, last_success_at, last_result, last_reason,
+                                       consecutive_failures, etag, last_modified, new_data_unseen, not_before)
+            VALUES (:name, :attempt, :success, :result, :reason, :failed, :etag, :lastModified, :new, :notBefore)
+            ON CONFLICT(name) DO UPDATE SET
+                last_attempt_at = excluded.last_attempt_at,
+                last_success_at = COALESCE(excluded.last_success_at, last_success_at),
+                last_result = excluded.last_result,
+                last_reason = excluded.last_reason,
+                consecutive_failures = CASE WHEN :failed THEN consecutive_failures + 1 ELSE 0 END,
+                etag = CASE WHEN :setValidators THEN excluded.etag ELSE etag END,
+                last_modified = CASE WHEN :setValidators THEN excluded.last_modified ELSE last_modified END,
+                new_data_unseen = new_data_unseen + excluded.new_data_unseen,
+                not_before = excluded.not_before
+            """).execute(arguments: [
+                "name": fetch.handler, "attempt": Self.text(fetch.startedAt),
+                "success": failed ? nil : Self.text(fetch.finishedAt),
+                "result": fetch.result, "reason": fetch.reason, "failed": failed ? 1 : 0,
+                "etag": pending.validators?.etag, "lastModified": pending.validators?.lastModified,
+                "setValidators": pending.validators == nil ? 0 : 1,
+                "new": fetch.result == FetchResult.newData.name ? 1 : 0, "notBefore": pending.notBefore.map(Self.text),
+            ])
+        try db.cachedStatement(sql: """
+            DELETE FROM fetch_history WHERE handler = ? AND id <= (
+              SELECT id FROM fetch_history WHERE handler = ? ORDER BY id DESC LIMIT 1 OFFSET ?)
+            """).execute(arguments: [fetch.handler, fetch.handler, historyLimit])
+        return fetch
+    }
+
+    /// A date as GRDB stores it (`2026-11-21 08:30:12.345`, UTC), formatted without ICU: GRDB's
+    /// own DateFormatter was a visible share of recording a wake's results.
+    static func text(_ date: Date) -> String {
+        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        var seconds = time_t(milliseconds.quotientAndRemainder(dividingBy: 1000).quotient)
+        var fraction = Int(milliseconds - Int64(seconds) * 1000)
+        if fraction < 0 { seconds -= 1; fraction += 1000 }
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func padded(_ value: Int, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        return padded(Int(parts.tm_year) + 1900, 4) + "-" + padded(Int(parts.tm_mon) + 1, 2) + "-"
+            + padded(Int(parts.tm_mday), 2) + " " + padded(Int(parts.tm_hour), 2) + ":" + padded(Int(parts.tm_min), 2)
+            + ":" + padded(Int(parts.tm_sec), 2) + "." + padded(fraction, 3)
     }
 
     /// The state of one handler, or nil if it has never been fetched.

@@ -77,8 +77,9 @@ struct FetchdCommand: AsyncParsableCommand {
         var daemon = Daemon(config: loaded, logger: logger, reload: load)
         daemon.debugStallAfter = debugStallAfter.map { Duration.milliseconds(Int64($0 * 1000)) }
         if once {
-            let failures = try await daemon.runOnce()
-            throw ExitCode(failures == 0 ? 0 : 1)
+            let report = try await daemon.runOnce()
+            print(report.summary)
+            throw ExitCode(report.failures == 0 ? 0 : 1)
         }
         try await daemon.run()
     }

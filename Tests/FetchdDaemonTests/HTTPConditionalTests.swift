@@ -23,7 +23,7 @@ struct HTTPConditionalTests {
     }
 
     @Test func etagRoundTripTurnsA304IntoNoData() async throws {
-        let server = try ConditionalServer()
+        let server = try PythonHTTPServer()
         let directory = try TemporaryDirectory("conditional")
         defer { directory.remove() }
         let coordinator = try coordinator(directory, url: server.url("/etag"))
@@ -43,7 +43,7 @@ struct HTTPConditionalTests {
     }
 
     @Test func lastModifiedRoundTrip() async throws {
-        let server = try ConditionalServer()
+        let server = try PythonHTTPServer()
         let directory = try TemporaryDirectory("conditional")
         defer { directory.remove() }
         let coordinator = try coordinator(directory, url: server.url("/lastmod"))
@@ -55,7 +55,7 @@ struct HTTPConditionalTests {
     }
 
     @Test func noSnapshotMeansNoConditionalRequest() async throws {
-        let server = try ConditionalServer()
+        let server = try PythonHTTPServer()
         let directory = try TemporaryDirectory("conditional")
         defer { directory.remove() }
         let coordinator = try coordinator(directory, url: server.url("/etag"))
@@ -67,7 +67,7 @@ struct HTTPConditionalTests {
     }
 
     @Test func retryAfterPushesTheNextEligibleFetch() async throws {
-        let server = try ConditionalServer()
+        let server = try PythonHTTPServer()
         let directory = try TemporaryDirectory("conditional")
         defer { directory.remove() }
         let coordinator = try coordinator(directory, url: server.url("/retry"))
@@ -79,7 +79,7 @@ struct HTTPConditionalTests {
     }
 
     @Test func configuredHeadersAndUserAgentAreSent() async throws {
-        let server = try ConditionalServer()
+        let server = try PythonHTTPServer()
         let directory = try TemporaryDirectory("conditional")
         defer { directory.remove() }
         let coordinator = try coordinator(directory, url: server.url("/echo"), extra: """

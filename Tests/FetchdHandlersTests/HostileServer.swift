@@ -4,7 +4,8 @@ import Foundation
 /// `/redirect/N` (a chain of N redirects), `/loop` (redirects to itself), `/to-file` (redirects
 /// to a `file://` URL), `/stall` (headers and 10 bytes, then silence), `/drop` (promises
 /// 100 000 bytes, sends 1000 and closes), `/gzip-bomb` (50 MB of zeros, gzip-encoded: ~50 KB
-/// on the wire). With a certificate and key it serves HTTPS.
+/// on the wire), `/headers-forever` (distinct header lines without end), `/endless` (a body
+/// without a length that never ends). With a certificate and key it serves HTTPS.
 enum HostileServer {
     static let script = #"""
         import gzip, http.server, socketserver, ssl, sys, time
@@ -35,6 +36,19 @@ enum HostileServer {
                     if not BOMB: BOMB.append(gzip.compress(b"\0" * (50 * 1024 * 1024), 1))
                     self.head(200, {"Content-Encoding": "gzip", "Content-Length": str(len(BOMB[0]))})
                     return self.wfile.write(BOMB[0])
+                if p == "/headers-forever":
+                    self.send_response(200)
+                    try:
+                        for i in range(10 ** 7): self.send_header("X-Filler-%d" % i, "z" * 100); self.flush_headers()
+                    except OSError: pass
+                    return
+                if p == "/endless":
+                    self.close_connection = True
+                    self.send_response(200); self.end_headers()
+                    try:
+                        while True: self.wfile.write(b"e" * 65536)
+                    except OSError: pass
+                    return
                 self.head(200, {"Content-Length": "2"}); self.wfile.write(b"ok")
         class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
             daemon_threads = True

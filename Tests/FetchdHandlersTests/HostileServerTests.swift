@@ -65,6 +65,18 @@ extension ProcessTests {
             #expect(elapsed < Self.deadline)
         }
 
+        @Test func headersWithoutEndStopAtTheHeaderLimit() async throws {
+            let (outcome, elapsed) = try await fetch("/headers-forever")
+            #expect(reason(outcome).contains("response headers exceed"), "\(reason(outcome))")
+            #expect(elapsed < Self.deadline)
+        }
+
+        @Test func aBodyWithoutEndStopsAtMaxBytes() async throws {
+            let (outcome, elapsed) = try await fetch("/endless", maxBytes: 256 * 1024)
+            #expect(reason(outcome).contains("too large"), "\(reason(outcome))")
+            #expect(elapsed < Self.deadline)
+        }
+
         @Test func aSelfSignedCertificateIsRejectedUnlessItsCAIsConfigured() async throws {
             let (rejected, _) = try await fetch("/", https: true)
             #expect(reason(rejected).hasPrefix("TLS") || reason(rejected).contains("certificate"), "\(reason(rejected))")

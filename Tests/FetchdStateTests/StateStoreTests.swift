@@ -34,6 +34,29 @@ struct StateStoreTests {
         #expect(try store.state(of: "news")?.newDataUnseen == 0)
     }
 
+    @Test func aBatchIsRecordedInOrderWithTheSameRules() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try StateStore(path: directory.file("state.sqlite"))
+        let floor = Date(timeIntervalSince1970: 1_800_000_900.125)
+        let stored = try store.record([
+            StateStore.PendingRecord(record("a", .newData, at: 0.123), validators: (etag: "\"e1\"", lastModified: nil)),
+            StateStore.PendingRecord(record("b", .failed(reason: "HTTP 503"), at: 0), notBefore: floor),
+            // No validators: the stored ones stay.
+            StateStore.PendingRecord(record("a", .noData, at: 60)),
+        ])
+        #expect(stored.map(\.handler) == ["a", "b", "a"])
+        #expect(stored.compactMap(\.id).count == 3)
+        let a = try #require(try store.state(of: "a"))
+        #expect(a.etag == "\"e1\"" && a.lastResult == "noData" && a.newDataUnseen == 1)
+        #expect(a.lastSuccessAt == Date(timeIntervalSince1970: 1_800_000_060.25))
+        let b = try #require(try store.state(of: "b"))
+        #expect(b.consecutiveFailures == 1 && b.lastSuccessAt == nil && b.notBefore == floor)
+        // Milliseconds survive the trip through the database.
+        let started = try #require(try store.history(of: "a").last?.startedAt)
+        #expect(abs(started.timeIntervalSince1970 - 1_800_000_000.123) < 0.0005, "\(started.timeIntervalSince1970)")
+    }
+
     @Test func stateSurvivesReopening() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

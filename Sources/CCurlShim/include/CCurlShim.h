@@ -35,4 +35,11 @@ CURLcode fetchd_curl_getinfo_string(CURL *handle, CURLINFO info, const char **va
 /// Reads a curl_off_t-valued info (CURLINFO_TOTAL_TIME_T, ...).
 CURLcode fetchd_curl_getinfo_off(CURL *handle, CURLINFO info, curl_off_t *value);
 
+/// Sets a long-valued multi option (CURLMOPT_MAX_TOTAL_CONNECTIONS, ...).
+CURLMcode fetchd_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
+/// Sets a long-valued share option (CURLSHOPT_SHARE with a CURL_LOCK_DATA_* value).
+CURLSHcode fetchd_curl_share_setopt_long(CURLSH *share, CURLSHoption option, long value);
+/// Reads the result code of a finished transfer from a CURLMSG_DONE message (a C union member).
+CURLcode fetchd_curl_msg_result(const CURLMsg *message);
+
 #endif

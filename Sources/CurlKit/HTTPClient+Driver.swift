@@ -1,0 +1,106 @@
+import CCurlShim
+import Synchronization
+
+extension HTTPClient {
+    /// The driver thread's side: owns the multi handle's transfers and is the only code that
+    /// touches libcurl handles (besides `curl_multi_wakeup`).
+    final class Driver: @unchecked Sendable {
+        private let multi: CurlMulti
+        private let mailbox: Mailbox
+        /// Transfers libcurl is driving, by easy handle.
+        private var active: [UnsafeMutableRawPointer: Active] = [:]
+        /// Easy handles kept for the next transfers (libcurl keeps their buffers warm).
+        private var idle: [CurlEasy] = []
+        /// Idle handles kept beyond this are freed.
+        private let maxIdle = 64
+
+        private struct Active {
+            let id: Int
+            let easy: CurlEasy
+            let request: HTTPRequest
+            let continuation: CheckedContinuation<Result<HTTPResponse, HTTPFailure>, Never>
+        }
+
+        init(multi: CurlMulti, mailbox: Mailbox) {
+            self.multi = multi
+            self.mailbox = mailbox
+        }
+
+        /// The loop: take new work, let libcurl move, hand out finished transfers, wait.
+        func run() {
+            while true {
+                let (submitted, cancelled, limits, stopping) = mailbox.inbox.withLock { inbox in
+                    defer {
+                        inbox.submitted = []
+                        inbox.cancelled = []
+                        inbox.limits = nil
+                    }
+                    return (inbox.submitted, inbox.cancelled, inbox.limits, inbox.stopping)
+                }
+                if let limits { multi.apply(limits) }
+                submitted.forEach(start)
+                if stopping {
+                    for transfer in active.values { end(transfer, with: .failure(.cancelled)) }
+                    return
+                }
+                if !cancelled.isEmpty {
+                    for transfer in active.values where cancelled.contains(transfer.id) {
+                        end(transfer, with: .failure(.cancelled))
+                    }
+                }
+                multi.perform()
+                for (handle, code) in multi.finished() {
+                    guard let transfer = active[handle] else { continue }
+                    end(transfer, with: transfer.easy.finish(code: code, request: transfer.request))
+                }
+                // libcurl's own timers wake the poll sooner when a transfer needs it.
+                multi.poll(timeoutMilliseconds: 1000)
+            }
+        }
+
+        /// Hands a submission to libcurl, or fails it at once.
+        private func start(_ submission: Submission) {
+            var request = submission.request
+            // Time spent between submission and now counts against the transfer's limit.
+            let waited = ContinuousClock.now - submission.submittedAt
+            request.timeoutMilliseconds -= Int(waited / .milliseconds(1))
+            guard request.timeoutMilliseconds > 0 else {
+                submission.continuation.resume(returning: .failure(.timeout("the time limit passed before the transfer started")))
+                return
+            }
+            do throws(HTTPFailure) {
+                let easy: CurlEasy
+                if let reused = idle.popLast() { easy = reused } else { easy = try CurlEasy() }
+                do throws(HTTPFailure) {
+                    try easy.prepare(request, share: multi.share)
+                } catch {
+                    recycle(easy)
+                    throw error
+                }
+                let code = multi.add(easy)
+                guard code == CURLM_OK else {
+                    easy.abandon()
+                    recycle(easy)
+                    throw .other(code: Int(code.rawValue), message: String(cString: curl_multi_strerror(code)))
+                }
+                active[easy.handle] = Active(id: submission.id, easy: easy, request: request,
+                                             continuation: submission.continuation)
+            } catch {
+                submission.continuation.resume(returning: .failure(error))
+            }
+        }
+
+        /// Takes a transfer off libcurl and resumes its caller.
+        private func end(_ transfer: Active, with result: Result<HTTPResponse, HTTPFailure>) {
+            multi.remove(transfer.easy)
+            transfer.easy.abandon()
+            active[transfer.easy.handle] = nil
+            recycle(transfer.easy)
+            transfer.continuation.resume(returning: result)
+        }
+
+        private func recycle(_ easy: CurlEasy) {
+            if idle.count < maxIdle { idle.append(easy) }
+        }
+    }
+}

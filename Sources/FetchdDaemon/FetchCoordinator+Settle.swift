@@ -1,0 +1,93 @@
+import FetchdConfig
+import FetchdCore
+import FetchdHandlers
+import FetchdSnapshots
+import FetchdState
+import Foundation
+
+extension FetchCoordinator {
+    /// Turns a run's outcome into a result to commit, preparing the snapshot for new data.
+    ///
+    /// Off the actor (`@concurrent`): hashing a large snapshot must not hold up status, other
+    /// fetches or the watchdog.
+    @concurrent
+    static func settle(_ handler: HandlerConfig, outcome: FetchRunner.Outcome, outputPath: String,
+                       trigger: FetchTrigger, startedAt: Date, snapshots: SnapshotStore) async -> ResultCommitter.Item {
+        let finishedAt = Date()
+        func item(_ result: FetchResult, notBefore: Date? = nil) -> ResultCommitter.Item {
+            Self.item(handler, trigger: trigger, startedAt: startedAt, finishedAt: finishedAt, result: result,
+                      notBefore: notBefore)
+        }
+        guard let completion = outcome.completion else {
+            snapshots.discard(stagedFile: outputPath)
+            return item(outcome.interrupted ? .failed(reason: "stopped: fetchd is shutting down") : .expired)
+        }
+        let notBefore = serverFloor(in: completion, finishedAt: finishedAt)
+        switch completion {
+        case .noData:
+            snapshots.discard(stagedFile: outputPath)
+            return item(.noData, notBefore: notBefore)
+        case .failed(let reason, _):
+            snapshots.discard(stagedFile: outputPath)
+            return item(.failed(reason: reason), notBefore: notBefore)
+        case .newData(let contentType, let details):
+            var info = stat()
+            guard lstat(outputPath, &info) == 0 else { return item(.failed(reason: "reported newData but wrote no snapshot")) }
+            guard Int(info.st_size) <= handler.maxBytes else {
+                snapshots.discard(stagedFile: outputPath)
+                return item(.failed(reason: "too large: the snapshot is \(info.st_size) bytes, over max_bytes (\(handler.maxBytes))"))
+            }
+            let template = SnapshotMetadata(
+                handler: handler.name, fetchedAt: finishedAt,
+                durationMilliseconds: Int(finishedAt.timeIntervalSince(startedAt) * 1000),
+                contentType: contentType, trigger: trigger.rawValue, details: details)
+            let prepared: SnapshotStore.Prepared
+            do {
+                prepared = try snapshots.prepare(stagedFile: outputPath, handler: handler.name, template: template,
+                                                 retain: handler.retain)
+            } catch {
+                snapshots.discard(stagedFile: outputPath)
+                return item(.failed(reason: "cannot write the snapshot: \(error)"))
+            }
+            var result = item(.newData, notBefore: notBefore)
+            result.record.validators = validators(in: details)
+            switch prepared {
+            case .unchanged(let metadata):
+                result.record.fetch = FetchRecord(
+                    handler: handler.name, startedAt: startedAt, finishedAt: finishedAt, result: .noData,
+                    trigger: trigger, bytes: metadata.bytes, sha256: metadata.sha256)
+            case .pending(let pending):
+                result.record.fetch.bytes = pending.metadata.bytes
+                result.record.fetch.sha256 = pending.metadata.sha256
+                result.snapshot = pending
+            }
+            return result
+        }
+    }
+
+    /// A result without a snapshot.
+    static func item(_ handler: HandlerConfig, trigger: FetchTrigger, startedAt: Date, finishedAt: Date = Date(),
+                     result: FetchResult, notBefore: Date? = nil) -> ResultCommitter.Item {
+        let fetch = FetchRecord(handler: handler.name, startedAt: startedAt, finishedAt: finishedAt, result: result,
+                                trigger: trigger)
+        return ResultCommitter.Item(record: StateStore.PendingRecord(fetch, notBefore: notBefore), snapshot: nil)
+    }
+
+    /// The earliest next fetch the server asked for, from the completion's details.
+    static func serverFloor(in completion: HandlerCompletion, finishedAt: Date) -> Date? {
+        let details: [String: String]
+        switch completion {
+        case .newData(_, let all), .noData(let all), .failed(_, let all): details = all
+        }
+        return details[ServerHints.delayKey].flatMap(Double.init).map { finishedAt.addingTimeInterval($0) }
+    }
+
+    /// The HTTP validators a completion reports (present only for content in hand; an empty
+    /// value means the server sent none), or nil to keep the stored ones.
+    static func validators(in details: [String: String]) -> (etag: String?, lastModified: String?)? {
+        guard details[HTTPHandler.etagKey] != nil || details[HTTPHandler.lastModifiedKey] != nil else { return nil }
+        let etag = details[HTTPHandler.etagKey].flatMap { $0.isEmpty ? nil : $0 }
+        let lastModified = details[HTTPHandler.lastModifiedKey].flatMap { $0.isEmpty ? nil : $0 }
+        return (etag, lastModified)
+    }
+}

@@ -1,0 +1,143 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FetchdCore
+import Foundation
+
+extension SnapshotStore {
+    /// A staged file checked and hashed, ready to become a version in the next batch.
+    public struct PendingVersion: Sendable {
+        /// The staged file (`FETCHD_OUTPUT`).
+        public let stagedFile: String
+        /// The handler it belongs to.
+        public let handler: String
+        /// Its complete metadata (version, size and digest filled in).
+        public let metadata: SnapshotMetadata
+        /// `metadata` as written to meta.json (encoded here, off the commit path).
+        let metadataJSON: Data
+        /// How many versions of the handler to keep.
+        public let retain: Int
+    }
+
+    /// What `prepare` found.
+    public enum Prepared: Sendable {
+        /// The content is byte-identical to `latest`; the staged file is already removed.
+        case unchanged(SnapshotMetadata)
+        /// New content, to be committed.
+        case pending(PendingVersion)
+    }
+
+    /// Checks and hashes a staged file and names its version. Runs outside any batch (and off the
+    /// coordinator), so hashing a large snapshot delays no one else.
+    ///
+    /// `template` supplies everything but `version`, `bytes` and `sha256`, which are computed here.
+    public func prepare(stagedFile: String, handler: String, template: SnapshotMetadata, retain: Int) throws -> Prepared {
+        // Only a regular file is published: a handler that put a symlink at FETCHD_OUTPUT
+        // could otherwise make fetchd publish (and chmod) any file it can read.
+        var info = stat()
+        guard lstat(stagedFile, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            discard(stagedFile: stagedFile)
+            throw DurableFile.Failure(operation: "publish (not a regular file)", path: stagedFile, code: EINVAL)
+        }
+        let (digest, bytes) = try Self.sha256(ofFile: stagedFile)
+        if let latest = latest(of: handler), latest.sha256 == digest, latest.bytes == bytes {
+            discard(stagedFile: stagedFile)
+            return .unchanged(latest)
+        }
+        var metadata = template
+        let newest = ledger.withLock { $0.versions[handler]?.keys.compactMap(Self.sequence(of:)).max() }
+        metadata.version = Self.versionName(sequence: (newest ?? 0) + 1, at: template.fetchedAt)
+        metadata.bytes = bytes
+        metadata.sha256 = digest
+        metadata.handler = handler
+        return .pending(PendingVersion(stagedFile: stagedFile, handler: handler, metadata: metadata,
+                                       metadataJSON: try metadata.encoded(), retain: retain))
+    }
+
+    /// Publishes a batch of versions, each atomically, with two `syncfs` calls for the whole batch:
+    ///
+    /// 1. each version is assembled under a hidden name (content renamed in, meta.json written);
+    /// 2. `syncfs`: every assembled file is on stable storage;
+    /// 3. each hidden folder is renamed into `versions/`, and `latest` swapped by a rename;
+    /// 4. `syncfs`: the renames are durable, so the results may be recorded.
+    ///
+    /// A crash anywhere leaves each handler at its old version or its new one: never a torn file
+    /// (a rename only ever publishes synced data). Results come back in the batch's order.
+    public func commit(_ batch: [PendingVersion]) -> [Result<SnapshotMetadata, DurableFile.Failure>] {
+        var results = batch.map { pending -> Result<SnapshotMetadata, DurableFile.Failure> in
+            do throws(DurableFile.Failure) {
+                try assemble(pending)
+                return .success(pending.metadata)
+            } catch {
+                discard(stagedFile: pending.stagedFile)
+                removeTree(incomingPath(pending))
+                return .failure(error)
+            }
+        }
+        guard results.contains(where: { (try? $0.get()) != nil }) else { return results }
+        if let failure = syncFileSystem() {
+            batch.forEach { removeTree(incomingPath($0)) }
+            return results.map { _ in .failure(failure) }
+        }
+        for (index, pending) in batch.enumerated() where (try? results[index].get()) != nil {
+            do throws(DurableFile.Failure) {
+                try publish(pending)
+            } catch {
+                removeTree(incomingPath(pending))
+                results[index] = .failure(error)
+            }
+        }
+        if let failure = syncFileSystem() { return results.map { _ in .failure(failure) } }
+        for (index, pending) in batch.enumerated() where (try? results[index].get()) != nil {
+            prune(handler: pending.handler, retain: pending.retain)
+        }
+        enforceCacheLimit()
+        return results
+    }
+
+    /// Commits one staged file on its own (tools and tests; the daemon batches).
+    public func commit(stagedFile: String, handler: String, template: SnapshotMetadata, retain: Int)
+        throws -> CommitOutcome
+    {
+        switch try prepare(stagedFile: stagedFile, handler: handler, template: template, retain: retain) {
+        case .unchanged(let metadata): return .unchanged(metadata)
+        case .pending(let pending): return .written(try commit([pending])[0].get())
+        }
+    }
+
+    private func versionsDirectory(of handler: String) -> String { "\(directory(of: handler))/versions" }
+
+    private func incomingPath(_ pending: PendingVersion) -> String {
+        "\(versionsDirectory(of: pending.handler))/.incoming-\(pending.metadata.version)"
+    }
+
+    /// Step 1: the complete version under its hidden name (nothing synced yet).
+    private func assemble(_ pending: PendingVersion) throws(DurableFile.Failure) {
+        try DurableFile.makeDirectory(versionsDirectory(of: pending.handler))
+        let incoming = incomingPath(pending)
+        try DurableFile.makeDirectory(incoming)
+        chmod(pending.stagedFile, 0o644)
+        try DurableFile.rename(pending.stagedFile, to: "\(incoming)/content")
+        try DurableFile.write(pending.metadataJSON, to: "\(incoming)/meta.json", durably: false)
+    }
+
+    /// Step 3: the version appears under its real name and becomes `latest`.
+    private func publish(_ pending: PendingVersion) throws(DurableFile.Failure) {
+        let version = pending.metadata.version
+        try DurableFile.rename(incomingPath(pending), to: "\(versionsDirectory(of: pending.handler))/\(version)")
+        try DurableFile.replaceSymlink(at: "\(directory(of: pending.handler))/latest", target: "versions/\(version)",
+                                       durably: false)
+        recordInLedger(pending.handler, version: version, bytes: pending.metadata.bytes + pending.metadataJSON.count)
+        latestKnown.withLock { $0[pending.handler] = pending.metadata }
+    }
+
+    /// `syncfs` on the cache's file system: one flush for everything written since the last.
+    private func syncFileSystem() -> DurableFile.Failure? {
+        do throws(DurableFile.Failure) {
+            try DurableFile.syncFileSystem(containing: root)
+            return nil
+        } catch {
+            return error
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import FetchdCore
+import Foundation
+
+extension SnapshotStore {
+    /// The size of every version in the cache, so the cap is enforced without a scan.
+    struct Ledger {
+        /// Bytes per version folder, by handler then version name.
+        var versions: [String: [String: Int]] = [:]
+        /// The sum of all of them.
+        var total = 0
+
+        mutating func add(_ handler: String, _ version: String, bytes: Int) {
+            total += bytes - (versions[handler]?[version] ?? 0)
+            versions[handler, default: [:]][version] = bytes
+        }
+
+        mutating func remove(_ handler: String, _ version: String) {
+            total -= versions[handler]?.removeValue(forKey: version) ?? 0
+        }
+    }
+
+    /// The total size of the snapshots in the cache, in bytes (from the ledger).
+    public var totalBytes: Int { ledger.withLock { $0.total } }
+
+    /// Deletes all but the newest `retain` versions of `handler`; `latest` is never deleted.
+    public func prune(handler: String, retain: Int) {
+        let names = ledger.withLock { ($0.versions[handler].map { Array($0.keys) } ?? []).sorted() }
+        let current = currentVersion(of: handler)
+        for name in names.dropLast(max(retain, 1)) where name != current {
+            removeVersion(handler, name)
+        }
+    }
+
+    /// Evicts the oldest non-latest versions across all handlers until the cache fits
+    /// `maxTotalBytes`. Costs nothing while the cache is under its cap.
+    public func enforceCacheLimit() {
+        let (total, all) = ledger.withLock { ($0.total, $0.versions) }
+        guard total > maxTotalBytes else { return }
+        var candidates: [(date: Substring, handler: String, version: String, size: Int)] = []
+        for (handler, versions) in all {
+            let current = currentVersion(of: handler)
+            for (version, size) in versions where version != current {
+                // Order by the timestamp part so handlers' versions interleave by age.
+                candidates.append((version.drop(while: { $0 != "-" }), handler, version, size))
+            }
+        }
+        var excess = total - maxTotalBytes
+        for candidate in candidates.sorted(by: { $0.date < $1.date }) where excess > 0 {
+            removeVersion(candidate.handler, candidate.version)
+            excess -= candidate.size
+        }
+    }
+
+    /// Adds a newly published version to the ledger.
+    func recordInLedger(_ handler: String, version: String, bytes: Int) {
+        ledger.withLock { $0.add(handler, version, bytes: bytes) }
+    }
+
+    /// Reads every version's size from disk (at start).
+    func scanLedger() -> Ledger {
+        var ledger = Ledger()
+        for handler in handlerNames() {
+            for version in versionNames(of: handler) {
+                ledger.add(handler, version, bytes: Self.treeSize("\(directory(of: handler))/versions/\(version)"))
+            }
+        }
+        return ledger
+    }
+
+    private func removeVersion(_ handler: String, _ version: String) {
+        removeTree("\(directory(of: handler))/versions/\(version)")
+        ledger.withLock { $0.remove(handler, version) }
+    }
+
+    private static func treeSize(_ path: String) -> Int {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        return names.reduce(0) { total, name in
+            let attributes = try? FileManager.default.attributesOfItem(atPath: "\(path)/\(name)")
+            return total + ((attributes?[.size] as? NSNumber)?.intValue ?? 0)
+        }
+    }
+}

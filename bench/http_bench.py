@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""make bench-http: one fetchd wake with N http handlers against `curl --parallel`, same run.
+
+nginx (Debian's) serves N files of 1 KiB on loopback. fetchd is configured with N http handlers,
+all due at once (a fresh state directory), and runs one wake (`fetchd --once`, which prints the
+wake's wall time, CPU time and peak RSS). curl fetches the same N URLs to files with
+`--parallel --parallel-max M`, M being fetchd's `http_max_transfers`. Runs alternate and repeat;
+the medians and the ratios fetchd/curl are printed, and written as JSON with --json FILE.
+"""
+import argparse, json, os, re, resource, shutil, socket, statistics, subprocess, sys, tempfile, time
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+def start_nginx(work, n_max):
+    www = os.path.join(work, "www")
+    os.makedirs(www)
+    for i in range(n_max):
+        with open(os.path.join(www, f"{i:05d}"), "wb") as f:
+            f.write(os.urandom(1024))
+    port = free_port()
+    conf = os.path.join(work, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(f"""
+daemon off; worker_processes 1; pid {work}/nginx.pid; error_log {work}/nginx-error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+  access_log off; sendfile on; tcp_nodelay on; keepalive_requests 100000; keepalive_timeout 120s;
+  client_body_temp_path {work}/tmp; proxy_temp_path {work}/tmp; fastcgi_temp_path {work}/tmp;
+  uwsgi_temp_path {work}/tmp; scgi_temp_path {work}/tmp;
+  server {{ listen 127.0.0.1:{port}; root {www}; }}
+}}
+""")
+    os.makedirs(os.path.join(work, "tmp"))
+    proc = subprocess.Popen(["nginx", "-c", conf, "-p", work], stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return proc, port
+        except OSError:
+            time.sleep(0.05)
+    sys.exit("nginx did not start; see " + work + "/nginx-error.log")
+
+def run_measured(argv, **kw):
+    """Runs argv; returns its wall time in seconds, exit status, stdout and stderr."""
+    start = time.monotonic()
+    proc = subprocess.run(argv, capture_output=True, **kw)
+    return time.monotonic() - start, proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+
+def child_cpu():
+    u = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return u.ru_utime + u.ru_stime
+
+def fetchd_config(work, n, port, m):
+    folder = os.path.join(work, f"fetchd-{n}")
+    os.makedirs(os.path.join(folder, "handlers.d"), exist_ok=True)
+    with open(os.path.join(folder, "fetchd.toml"), "w") as f:
+        f.write(f'http_max_transfers = {m}\nhttp_max_host_connections = {m}\n'
+                f'cache_max_bytes = {64 * 1024 * 1024 * 1024}\n')
+    with open(os.path.join(folder, "handlers.d", "bench.toml"), "w") as f:
+        for i in range(n):
+            f.write(f'[[handler]]\nname = "h{i:05d}"\nkind = "http"\n'
+                    f'url = "http://127.0.0.1:{port}/{i:05d}"\nmin_interval = "1h"\n\n')
+    return folder
+
+def curl_config(work, n, port):
+    path = os.path.join(work, f"curl-{n}.cfg")
+    with open(path, "w") as f:
+        for i in range(n):
+            f.write(f'url = "http://127.0.0.1:{port}/{i:05d}"\noutput = "{work}/curl-out/{i:05d}"\n')
+    return path
+
+def measure_fetchd(bin_dir, folder, work):
+    run = os.path.join(work, "fetchd-run")
+    shutil.rmtree(run, ignore_errors=True)
+    before = child_cpu()
+    wall, code, out, err = run_measured([
+        os.path.join(bin_dir, "fetchd"), "--once", "--config", os.path.join(folder, "fetchd.toml"),
+        "--cache-dir", run + "/cache", "--state-dir", run + "/state", "--runtime-dir", run + "/run",
+        "--log-level", "warning"])
+    process_cpu = child_cpu() - before
+    match = re.search(r"wake: (\d+) fetches \((\d+) new.*?(\d+) failed\) in (\d+) ms, CPU (\d+) ms, peak RSS (\d+) MiB", out)
+    if code != 0 or not match:
+        sys.exit(f"fetchd --once failed ({code}):\n{out}\n{err[-3000:]}")
+    fetches, new, failed, wake_ms, cpu_ms, rss = map(int, match.groups())
+    return {"wake_wall_s": wake_ms / 1000, "wake_cpu_s": cpu_ms / 1000, "peak_rss_mib": rss,
+            "process_wall_s": wall, "process_cpu_s": process_cpu, "fetches": fetches, "new": new}
+
+def measure_curl(cfg, work, m):
+    out = os.path.join(work, "curl-out")
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    before = child_cpu()
+    wall, code, _, err = run_measured(["curl", "--silent", "--show-error", "--fail", "--parallel",
+                                       "--parallel-max", str(m), "--config", cfg])
+    if code != 0:
+        sys.exit(f"curl failed ({code}): {err[-2000:]}")
+    return {"wall_s": wall, "cpu_s": child_cpu() - before}
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bin-dir", required=True, help="folder holding the fetchd binary")
+    parser.add_argument("-n", type=int, nargs="+", default=[1000, 10000], help="handler counts")
+    parser.add_argument("-m", type=int, default=32, help="transfers in flight (fetchd and curl)")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--json", help="also write the results here")
+    args = parser.parse_args()
+    work = tempfile.mkdtemp(prefix="fetchd-bench-http-", dir=os.environ.get("BENCH_DIR", "/var/tmp"))
+    os.chmod(work, 0o755)  # nginx's workers run as an unprivileged user
+    nginx, port = start_nginx(work, max(args.n))
+    filesystem = subprocess.run(["findmnt", "-n", "-o", "FSTYPE", "-T", work], capture_output=True).stdout.decode().strip()
+    results = {"m": args.m, "curl_version": subprocess.check_output(["curl", "--version"]).decode().split("\n")[0],
+               "work_dir_filesystem": filesystem, "repeat": args.repeat, "runs": {}}
+    print(f"files on {filesystem or 'unknown'} ({work}); M={args.m}; median of {args.repeat} alternating runs", flush=True)
+    try:
+        for n in args.n:
+            folder, cfg = fetchd_config(work, n, port, args.m), curl_config(work, n, port)
+            measure_curl(cfg, work, args.m)  # warm the page cache and nginx
+            fetchd, curl = [], []
+            for _ in range(args.repeat):
+                fetchd.append(measure_fetchd(args.bin_dir, folder, work))
+                curl.append(measure_curl(cfg, work, args.m))
+            med = lambda rows, key: statistics.median(r[key] for r in rows)
+            row = {
+                "n": n,
+                "fetchd_wake_wall_s": med(fetchd, "wake_wall_s"), "fetchd_wake_cpu_s": med(fetchd, "wake_cpu_s"),
+                "fetchd_process_wall_s": med(fetchd, "process_wall_s"),
+                "fetchd_process_cpu_s": med(fetchd, "process_cpu_s"),
+                "fetchd_peak_rss_mib": max(r["peak_rss_mib"] for r in fetchd),
+                "curl_wall_s": med(curl, "wall_s"), "curl_cpu_s": med(curl, "cpu_s"),
+            }
+            row["wall_ratio"] = row["fetchd_wake_wall_s"] / row["curl_wall_s"]
+            row["cpu_ratio"] = row["fetchd_wake_cpu_s"] / row["curl_cpu_s"]
+            row["process_wall_ratio"] = row["fetchd_process_wall_s"] / row["curl_wall_s"]
+            row["process_cpu_ratio"] = row["fetchd_process_cpu_s"] / row["curl_cpu_s"]
+            results["runs"][str(n)] = row
+            print(f"N={n:>6} M={args.m}: wake wall {row['fetchd_wake_wall_s']:.3f} s vs curl {row['curl_wall_s']:.3f} s "
+                  f"(ratio {row['wall_ratio']:.2f}); CPU {row['fetchd_wake_cpu_s']:.3f} s vs {row['curl_cpu_s']:.3f} s "
+                  f"(ratio {row['cpu_ratio']:.2f}, {1e6 * row['fetchd_wake_cpu_s'] / n:.0f} vs "
+                  f"{1e6 * row['curl_cpu_s'] / n:.0f} us/fetch); peak RSS {row['fetchd_peak_rss_mib']} MiB; "
+                  f"whole process: wall ratio {row['process_wall_ratio']:.2f}, CPU ratio {row['process_cpu_ratio']:.2f}",
+                  flush=True)
+    finally:
+        nginx.terminate()
+        nginx.wait()
+        shutil.rmtree(work, ignore_errors=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+
+if __name__ == "__main__":
+    main()
