@@ -41,6 +41,7 @@ extension HTTPClient {
                 submitted.forEach(start)
                 if stopping {
                     for transfer in active.values { end(transfer, with: .failure(.cancelled)) }
+                    idle.removeAll()  // free the easy handles first: the share cannot go while they use it
                     return
                 }
                 if !cancelled.isEmpty {

@@ -97,11 +97,11 @@ public final class HTTPClient: Sendable {
         let submittedAt = ContinuousClock.now
         let result: Result<HTTPResponse, HTTPFailure> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                // Under one lock with onCancel below, so a cancellation is never lost: either it
-                // came first (and is seen here) or the driver sees both.
+                // Task.isCancelled under the lock: the flag is set before onCancel runs, so if it
+                // is still clear here, onCancel's insert comes after this submission and the
+                // driver sees both. (The inserted id alone could be drained before we get here.)
                 let refused = mailbox.inbox.withLock { inbox -> HTTPFailure? in
-                    if inbox.stopping { return .cancelled }
-                    if inbox.cancelled.remove(id) != nil { return .cancelled }
+                    if inbox.stopping || Task.isCancelled { return .cancelled }
                     inbox.submitted.append(Submission(id: id, request: request, submittedAt: submittedAt,
                                                       continuation: continuation))
                     return nil

@@ -26,6 +26,9 @@ public struct ControlClient: Sendable {
         defer { close(fd) }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        // On Linux a Unix-socket connect() waits on the send timeout when the daemon's backlog is
+        // full (a stalled daemon): bounded too, not forever.
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         try connect(fd)
         var payload: Data
         do { payload = try ControlProtocol.encoder().encode(request) } catch {

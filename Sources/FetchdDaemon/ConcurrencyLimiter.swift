@@ -21,6 +21,8 @@ final class ConcurrencyLimiter: Sendable {
         var turns: Deque<String> = []
         var keyOfWaiter: [Int: String] = [:]
         var nextID = 0
+        /// Ids handed out whose waiter is not queued yet, and those of them already cancelled.
+        var notYetQueued: Set<Int> = []
         var cancelledBeforeWaiting: Set<Int> = []
 
         func hasRoom(for key: String) -> Bool {
@@ -79,25 +81,34 @@ final class ConcurrencyLimiter: Sendable {
                 return nil
             }
             defer { state.nextID += 1 }
+            state.notYetQueued.insert(state.nextID)
             return state.nextID
         }
         guard let id else { return true }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let cancelled = state.withLock { state in
-                    if state.cancelledBeforeWaiting.remove(id) != nil { return true }
+                let answer = state.withLock { state -> Bool? in
+                    state.notYetQueued.remove(id)
+                    if state.cancelledBeforeWaiting.remove(id) != nil { return false }
+                    // A release between the first look and now may have freed a slot that no
+                    // queued waiter could take: take it, or this waiter could wait forever.
+                    if state.hasRoom(for: key), state.waiting[key] == nil {
+                        state.take(key)
+                        return true
+                    }
                     if state.waiting[key] == nil { state.turns.append(key) }
                     state.waiting[key, default: []].append((id, continuation))
                     state.keyOfWaiter[id] = key
-                    return false
+                    return nil
                 }
-                if cancelled { continuation.resume(returning: false) }
+                if let answer { continuation.resume(returning: answer) }
             }
         } onCancel: {
             let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
                 guard let key = state.keyOfWaiter.removeValue(forKey: id),
                       let index = state.waiting[key]?.firstIndex(where: { $0.id == id }) else {
-                    state.cancelledBeforeWaiting.insert(id)
+                    // Not queued yet: tell the queueing code. Already granted: nothing to undo.
+                    if state.notYetQueued.contains(id) { state.cancelledBeforeWaiting.insert(id) }
                     return nil
                 }
                 let waiter = state.waiting[key]?.remove(at: index)

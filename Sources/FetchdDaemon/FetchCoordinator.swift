@@ -62,14 +62,51 @@ public actor FetchCoordinator {
         let due = Scheduler.due(config.handlers, states: states, now: now).filter { running[$0.name] == nil }
         guard !due.isEmpty else { return [] }
         logger.debug("wake: \(due.count) handler(s) due: \(due.map(\.name).joined(separator: ", "))")
-        return await withTaskGroup(of: FetchRecord?.self) { group in
-            for handler in due {
+        // A bounded window of tasks, not one per due handler: ten thousand due handlers would
+        // otherwise hold ten thousand suspended tasks. Hosts are interleaved first, so the
+        // window never fills with the fetches of one host waiting for that host's slots.
+        let queue = Self.interleavedByHost(due, key: { self.slot(for: $0).1 })
+        let window = 2 * (config.daemon.maxConcurrent + config.daemon.httpMaxTransfers)
+        return await withTaskGroup(of: FetchRecord.self) { group in
+            var next = queue.makeIterator()
+            for _ in 0..<window {
+                guard let handler = next.next() else { break }
                 group.addTask { await self.fetch(handler, trigger: trigger, state: .some(states[handler.name])) }
             }
             var records: [FetchRecord] = []
-            for await record in group { if let record { records.append(record) } }
+            for await record in group {
+                records.append(record)
+                if let handler = next.next() {
+                    group.addTask { await self.fetch(handler, trigger: trigger, state: .some(states[handler.name])) }
+                }
+            }
             return records
         }
+    }
+
+    /// `handlers` reordered so that consecutive ones belong to different hosts where possible
+    /// (round robin over hosts, each host's handlers in config order); exec handlers count as
+    /// one more "host".
+    static func interleavedByHost(_ handlers: [HandlerConfig], key: (HandlerConfig) -> String) -> [HandlerConfig] {
+        var byKey: [String: [HandlerConfig]] = [:]
+        var keys: [String] = []
+        for handler in handlers {
+            let key = key(handler)
+            if byKey[key] == nil { keys.append(key) }
+            byKey[key, default: []].append(handler)
+        }
+        var result: [HandlerConfig] = []
+        result.reserveCapacity(handlers.count)
+        var round = 0
+        while !keys.isEmpty {
+            keys.removeAll { key in
+                guard let group = byKey[key], round < group.count else { return true }
+                result.append(group[round])
+                return false
+            }
+            round += 1
+        }
+        return result
     }
 
     /// When the scheduler should wake next.
@@ -152,7 +189,7 @@ public actor FetchCoordinator {
     }
 
     /// Which slots `handler` waits for, and under which key: http fetches by host and port.
-    private func slot(for handler: HandlerConfig) -> (ConcurrencyLimiter, String) {
+    nonisolated func slot(for handler: HandlerConfig) -> (ConcurrencyLimiter, String) {
         guard handler.kind == .http else { return (limiter, "") }
         let components = handler.url.flatMap { URLComponents(string: $0) }
         let host = components?.host?.lowercased() ?? ""

@@ -73,8 +73,11 @@ final class ResultCommitter: Sendable {
     private func write(_ items: [Item]) -> [FetchRecord] {
         var pendingRecords = items.map(\.record)
         let withSnapshot = items.indices.filter { items[$0].snapshot != nil }
-        let published = snapshots.commit(withSnapshot.compactMap { items[$0].snapshot })
-        for (index, outcome) in zip(withSnapshot, published) {
+        let batch = snapshots.commit(withSnapshot.compactMap { items[$0].snapshot })
+        if let unflushed = batch.unflushed {
+            logger.warning("snapshots published, but flushing them failed: \(unflushed); they may not survive a power loss")
+        }
+        for (index, outcome) in zip(withSnapshot, batch.results) {
             switch outcome {
             case .success(let metadata):
                 pendingRecords[index].fetch.version = metadata.version

@@ -63,7 +63,7 @@ extension SnapshotStore {
     ///
     /// A crash anywhere leaves each handler at its old version or its new one: never a torn file
     /// (a rename only ever publishes synced data). Results come back in the batch's order.
-    public func commit(_ batch: [PendingVersion]) -> [Result<SnapshotMetadata, DurableFile.Failure>] {
+    public func commit(_ batch: [PendingVersion]) -> BatchOutcome {
         var results = batch.map { pending -> Result<SnapshotMetadata, DurableFile.Failure> in
             do throws(DurableFile.Failure) {
                 try assemble(pending)
@@ -74,10 +74,10 @@ extension SnapshotStore {
                 return .failure(error)
             }
         }
-        guard results.contains(where: { (try? $0.get()) != nil }) else { return results }
+        guard results.contains(where: { (try? $0.get()) != nil }) else { return BatchOutcome(results: results) }
         if let failure = syncFileSystem() {
             batch.forEach { removeTree(incomingPath($0)) }
-            return results.map { _ in .failure(failure) }
+            return BatchOutcome(results: results.map { _ in .failure(failure) })
         }
         for (index, pending) in batch.enumerated() where (try? results[index].get()) != nil {
             do throws(DurableFile.Failure) {
@@ -87,12 +87,23 @@ extension SnapshotStore {
                 results[index] = .failure(error)
             }
         }
-        if let failure = syncFileSystem() { return results.map { _ in .failure(failure) } }
+        // The new versions are visible now, whatever this flush says: report them as written
+        // (they are what readers get) and pass the flush's failure on as a warning.
+        let unflushed = syncFileSystem()
         for (index, pending) in batch.enumerated() where (try? results[index].get()) != nil {
             prune(handler: pending.handler, retain: pending.retain)
         }
         enforceCacheLimit()
-        return results
+        return BatchOutcome(results: results, unflushed: unflushed)
+    }
+
+    /// What `commit(_:)` did.
+    public struct BatchOutcome: Sendable {
+        /// Per version, in the batch's order: its metadata, or why it was not published.
+        public var results: [Result<SnapshotMetadata, DurableFile.Failure>]
+        /// Set when the final flush failed: the versions are published but may not survive a
+        /// power loss.
+        public var unflushed: DurableFile.Failure?
     }
 
     /// Commits one staged file on its own (tools and tests; the daemon batches).
@@ -101,7 +112,10 @@ extension SnapshotStore {
     {
         switch try prepare(stagedFile: stagedFile, handler: handler, template: template, retain: retain) {
         case .unchanged(let metadata): return .unchanged(metadata)
-        case .pending(let pending): return .written(try commit([pending])[0].get())
+        case .pending(let pending):
+            let outcome = commit([pending])
+            if let unflushed = outcome.unflushed { throw unflushed }
+            return .written(try outcome.results[0].get())
         }
     }
 
@@ -124,9 +138,15 @@ extension SnapshotStore {
     /// Step 3: the version appears under its real name and becomes `latest`.
     private func publish(_ pending: PendingVersion) throws(DurableFile.Failure) {
         let version = pending.metadata.version
-        try DurableFile.rename(incomingPath(pending), to: "\(versionsDirectory(of: pending.handler))/\(version)")
-        try DurableFile.replaceSymlink(at: "\(directory(of: pending.handler))/latest", target: "versions/\(version)",
-                                       durably: false)
+        let published = "\(versionsDirectory(of: pending.handler))/\(version)"
+        try DurableFile.rename(incomingPath(pending), to: published)
+        do {
+            try DurableFile.replaceSymlink(at: "\(directory(of: pending.handler))/latest", target: "versions/\(version)",
+                                           durably: false)
+        } catch {
+            removeTree(published)  // not latest and not in the ledger: nothing would ever remove it
+            throw error
+        }
         recordInLedger(pending.handler, version: version, bytes: pending.metadata.bytes + pending.metadataJSON.count)
         latestKnown.withLock { $0[pending.handler] = pending.metadata }
     }

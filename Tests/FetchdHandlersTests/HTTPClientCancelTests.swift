@@ -1,0 +1,56 @@
+import CurlKit
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A fetch whose task is already cancelled when it starts must end at once, however the
+/// cancellation and the submission interleave with the driver thread.
+struct HTTPClientCancelTests {
+    /// A listening socket that never accepts: a transfer to it waits for an answer until its timeout.
+    private static func silentListener() -> (fd: Int32, port: Int) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                _ = bind(fd, $0, length)
+                _ = listen(fd, 1024)
+                _ = getsockname(fd, $0, &length)
+            }
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
+    @Test func alreadyCancelledFetchesEndAtOnce() async throws {
+        let (fd, port) = Self.silentListener()
+        defer { close(fd) }
+        let client = HTTPClient(limits: .init(maxConnections: 256, maxHostConnections: 256))
+        defer { client.shutdown() }
+        let directory = try TempDirectory()
+        var slow = 0
+        for round in 0..<10 {
+            let milliseconds = await withTaskGroup(of: Double.self) { group in
+                for index in 0..<40 {
+                    group.addTask {
+                        withUnsafeCurrentTask { $0?.cancel() }
+                        let request = HTTPRequest(url: "http://127.0.0.1:\(port)/", outputPath: directory.file("\(round)-\(index)"),
+                                                  userAgent: "test", timeoutMilliseconds: 3000, maxBytes: 100)
+                        let start = ContinuousClock.now
+                        _ = try? await client.fetch(request)
+                        return (ContinuousClock.now - start) / .milliseconds(1)
+                    }
+                }
+                var all: [Double] = []
+                for await value in group { all.append(value) }
+                return all
+            }
+            slow += milliseconds.filter { $0 > 1500 }.count
+        }
+        #expect(slow == 0, "\(slow) of 400 cancelled fetches ran to their 3 s timeout")
+    }
+}
