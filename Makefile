@@ -10,7 +10,7 @@ TEST_PACKAGES := systemd dbus procps util-linux
 RUN_DIR := $(CURDIR)/.fetchd
 BIN_DIR = $(shell $(SWIFT) build --show-bin-path)
 
-.PHONY: all deps test-deps install-packages build run status test bench-http install clean
+.PHONY: all deps test-deps install-packages build run status test bench-http bench-planner install clean
 
 all: build
 
@@ -42,11 +42,17 @@ run: build
 status:
 	$(BIN_DIR)/fetchctl --socket $(RUN_DIR)/run/control.sock status
 
-# The systemd end-to-end suite runs on its own, after the rest: booting systemd namespaces
-# beside the timing-sensitive deadline tests would only make those noisier on a 2-core machine.
+# Four runs. Suites that time deadlines or wait for servers must not share Swift's cooperative
+# pool (two threads on a 2-core machine) with CPU-bound suites, which would hold both threads
+# and delay their timers: the CPU-bound ones (the planner's simulations, the limiter's
+# contention test) run apart, the handler suite runs alone, and the systemd suite comes last.
+CPU_BOUND_TESTS := FetchdPlannerTests|ConcurrencyLimiterTests
 test: test-deps
 	$(SWIFT) build --build-tests
-	FETCHD_BIN_DIR=$(BIN_DIR) $(SWIFT) test --skip-build --skip FetchdSystemdTests
+	FETCHD_BIN_DIR=$(BIN_DIR) $(SWIFT) test --skip-build --skip FetchdSystemdTests --skip FetchdHandlersTests \
+		--skip "$(CPU_BOUND_TESTS)"
+	FETCHD_BIN_DIR=$(BIN_DIR) $(SWIFT) test --skip-build --filter FetchdHandlersTests
+	FETCHD_BIN_DIR=$(BIN_DIR) $(SWIFT) test --skip-build --filter "$(CPU_BOUND_TESTS)"
 	FETCHD_BIN_DIR=$(BIN_DIR) $(SWIFT) test --skip-build --filter FetchdSystemdTests
 
 # The HTTP wake benchmark: fetchd against `curl --parallel` on N files served by nginx on
@@ -58,6 +64,11 @@ bench-http: deps
 	$(SWIFT) build -c release --product fetchd
 	python3 bench/http_bench.py --bin-dir $$($(SWIFT) build -c release --show-bin-path) \
 		--json bench/results/http-$$(date +%Y%m%d).json $(BENCH_ARGS)
+
+# The usage planner on the synthetic traces (fetchctl simulate), and planning time per decision.
+bench-planner: deps
+	$(SWIFT) build -c release --product fetchctl
+	python3 bench/planner_bench.py $$($(SWIFT) build -c release --show-bin-path) bench/results/planner-$$(date +%Y%m%d).json
 
 # Installs the binaries, the units (system and user) and the default config (an existing
 # config is kept). Then: systemctl daemon-reload; systemctl enable --now fetchd.socket fetchd-wake.timer fetchd

@@ -40,6 +40,8 @@ let package = Package(
         ),
         // Vocabulary shared by every module: results, durations, names, defaults.
         .target(name: "FetchdCore"),
+        // Usage learning and fetch planning: pure, shared by the daemon and `fetchctl simulate`.
+        .target(name: "FetchdPlanner"),
         // TOML configuration: loading, validation, diagnostics with file/line/key.
         .target(
             name: "FetchdConfig",
@@ -102,7 +104,7 @@ let package = Package(
         .executableTarget(
             name: "fetchctl",
             dependencies: [
-                "FetchdControl", "FetchdConfig", "FetchdCore", "FetchdSystemd",
+                "FetchdControl", "FetchdConfig", "FetchdCore", "FetchdSystemd", "FetchdPlanner",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -119,6 +121,7 @@ let package = Package(
             name: "FetchdHandlersTests",
             dependencies: ["FetchdHandlers", "FetchdCore", "FetchdConfig", "CurlKit", "FetchdTestSupport"]
         ),
+        .testTarget(name: "FetchdPlannerTests", dependencies: ["FetchdPlanner"], resources: [.copy("Traces")]),
         .testTarget(name: "FetchdStateTests", dependencies: ["FetchdState", "FetchdCore", "FetchdTestSupport"]),
         .testTarget(
             name: "FetchdDaemonTests",

@@ -45,11 +45,11 @@ struct ConcurrencyLimiterTests {
     }
 
     @Test func aReleaseRacingAnAcquireNeverStrandsTheWaiter() async {
-        #expect(await hammer(ConcurrencyLimiter(limit: 1), workers: ["", ""], iterations: 100_000))
+        #expect(await hammer(ConcurrencyLimiter(limit: 1), workers: ["", ""], iterations: 50_000))
     }
 
     @Test func perKeySlotsUnderContention() async {
         let limiter = ConcurrencyLimiter(limit: 2, perKeyLimit: 1)
-        #expect(await hammer(limiter, workers: ["a", "a", "b", "b"], iterations: 50_000))
+        #expect(await hammer(limiter, workers: ["a", "a", "b", "b"], iterations: 20_000))
     }
 }

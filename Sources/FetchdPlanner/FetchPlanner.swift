@@ -1,0 +1,177 @@
+import Foundation
+
+/// Chooses a handler's next fetch: just before its predicted uses, within its budget.
+///
+/// It plans the next 24 hours greedily. Each candidate fetch time is scored by how much it
+/// lowers the expected staleness of the content at the moments of use (capped, so that far-off
+/// uses do not dominate); the best is taken, and so on until the budget for the day is spent.
+/// The earliest planned fetch is the answer; after every fetch and every use the plan is made
+/// again, so it follows what the user does. Prefix sums make each score O(1): a decision costs
+/// a few thousand operations, whatever the length of the history.
+public struct FetchPlanner: Sendable {
+    /// The limits a plan respects.
+    public struct Limits: Sendable, Equatable {
+        /// Fetches per rolling 24 hours.
+        public var budgetPerDay: Int
+        /// The least time between two fetches, in seconds.
+        public var minIntervalSeconds: Double
+        /// The content is never older than this, predicted use or not, in seconds.
+        public var maxStalenessSeconds: Double
+        /// How long before the moment it serves a fetch is made, in seconds.
+        public var leadSeconds: Double
+
+        /// Creates limits.
+        public init(budgetPerDay: Int, minIntervalSeconds: Double, maxStalenessSeconds: Double, leadSeconds: Double = 120) {
+            self.budgetPerDay = max(1, budgetPerDay)
+            self.minIntervalSeconds = max(0, minIntervalSeconds)
+            self.maxStalenessSeconds = max(60, maxStalenessSeconds)
+            self.leadSeconds = max(0, leadSeconds)
+        }
+    }
+
+    /// A decision and why it was made (shown by `fetchctl`).
+    public struct Decision: Sendable, Equatable {
+        /// When to fetch.
+        public var date: Date
+        /// Why: "predicted use Tue 08:55 (p=0.62), lead 2 min", "cold start: every 2 h", ...
+        public var reason: String
+    }
+
+    /// Staleness beyond this counts as this much (seconds): a fetch is for the uses it serves soon.
+    static let stalenessCapSeconds = 20.0 * 60
+    /// The weight and cap of the longer-staleness term of the cost.
+    static let spreadWeight = 0.1
+    static let spreadCapSeconds = 6.0 * 3600
+    static let horizonBins = 24 * 60 / UsageModel.binMinutes
+    static let binSeconds = Double(UsageModel.binMinutes * 60)
+
+    /// The limits in force.
+    public var limits: Limits
+
+    /// Creates a planner.
+    public init(limits: Limits) { self.limits = limits }
+
+    /// The next fetch after `now`, given the model and the times of recent fetches (oldest first;
+    /// the last is the latest content's fetch).
+    public func next(now: Date, model: UsageModel, recentFetches: [Date]) -> Decision {
+        let last = recentFetches.last
+        let floor = earliestAllowed(now: now, recentFetches: recentFetches)
+        let ceiling = last.map { $0.addingTimeInterval(limits.maxStalenessSeconds) }
+        guard model.isWarm else {
+            let interval = max(limits.minIntervalSeconds, 86_400 / Double(limits.budgetPerDay))
+            let date = max(floor, last.map { $0.addingTimeInterval(interval) } ?? now)
+            return Decision(date: date, reason: "cold start (\(model.daysOfUse) day(s) of use): every \(Self.text(interval))")
+        }
+        let expected = model.forecast(from: now, bins: Self.horizonBins)
+        let plan = greedyPlan(now: now, expected: expected, last: last, floor: floor,
+                              offsetSeconds: model.sessions.last?.utcOffsetSeconds ?? 0)
+        guard let first = plan.first else {
+            let date = max(floor, ceiling ?? now.addingTimeInterval(Double(Self.horizonBins) * Self.binSeconds))
+            return Decision(date: date, reason: "no use predicted in the next 24 h: max_staleness")
+        }
+        if let ceiling, first.date > ceiling {
+            return Decision(date: max(floor, ceiling), reason: "max_staleness \(Self.text(limits.maxStalenessSeconds))")
+        }
+        return first
+    }
+
+    /// The earliest moment the floor (`min_interval`) and the rolling budget allow.
+    func earliestAllowed(now: Date, recentFetches: [Date]) -> Date {
+        var floor = now
+        if let last = recentFetches.last { floor = max(floor, last.addingTimeInterval(limits.minIntervalSeconds)) }
+        if recentFetches.count >= limits.budgetPerDay {
+            let oldestCounted = recentFetches[recentFetches.count - limits.budgetPerDay]
+            floor = max(floor, oldestCounted.addingTimeInterval(86_400))
+        }
+        return floor
+    }
+
+    /// Greedy plan over the horizon: fetch times, earliest first, each with its reason.
+    func greedyPlan(now: Date, expected: [Double], last: Date?, floor: Date, offsetSeconds: Int) -> [Decision] {
+        let count = expected.count
+        // Times relative to `now`, in seconds; use k is at the middle of bin k.
+        let useTime = (0..<count).map { (Double($0) + 0.5) * Self.binSeconds }
+        var mass = [0.0], moment = [0.0]  // prefix sums of d and d * t
+        for index in 0..<count {
+            mass.append(mass[index] + expected[index])
+            moment.append(moment[index] + expected[index] * useTime[index])
+        }
+        let cap = Self.stalenessCapSeconds
+        /// Σ d_k * min(t_k - fetch, limit) for uses in bins [from, to).
+        func capped(from: Int, to: Int, fetch: Double, limit: Double) -> Double {
+            guard from < to else { return 0 }
+            // Bins whose use is within `limit` of the fetch pay their staleness, the rest pay limit.
+            let split = min(to, max(from, Int(((fetch + limit) / Self.binSeconds - 0.5).rounded(.down)) + 1))
+            let near = (moment[split] - moment[from]) - fetch * (mass[split] - mass[from])
+            return near + limit * (mass[to] - mass[split])
+        }
+        /// Mostly "was it fresh" (staleness capped near the fresh limit), plus a little of the
+        /// longer staleness, so that uses with no clear habit still get evenly spread fetches.
+        func cost(from: Int, to: Int, fetch: Double) -> Double {
+            capped(from: from, to: to, fetch: fetch, limit: cap)
+                + Self.spreadWeight * capped(from: from, to: to, fetch: fetch, limit: Self.spreadCapSeconds)
+        }
+        // Fetches chosen so far: (time relative to now, first bin they serve). The latest real
+        // fetch serves from bin 0.
+        var chosen: [(time: Double, bin: Int)] = [(last.map { $0.timeIntervalSince(now) } ?? -cap, 0)]
+        let earliest = floor.timeIntervalSince(now)
+        let budget = limits.budgetPerDay
+        // A fetch can only help uses after it: bins with no expected use in the next `cap` are
+        // never worth a fetch, and most of a day is such bins.
+        let reach = Int(Self.spreadCapSeconds / Self.binSeconds) + 1
+        var candidates = (0..<count).filter { mass[min(count, $0 + reach)] - mass[$0] > 1e-4 }
+        for _ in 0..<budget {
+            var best: (gain: Double, bin: Int)?
+            for bin in candidates {
+                let fetch = Double(bin) * Self.binSeconds - limits.leadSeconds
+                guard fetch >= earliest else { continue }
+                // One pass, no allocation (this loop is most of a decision's cost): the fetch that
+                // serves this bin now, the next one's first bin, and the min_interval check.
+                var beforeTime = chosen[0].time, beforeBin = -1, after = count, tooClose = false
+                for other in chosen {
+                    if abs(other.time - fetch) < limits.minIntervalSeconds { tooClose = true; break }
+                    if other.bin <= bin {
+                        if other.bin > beforeBin || (other.bin == beforeBin && other.time > beforeTime) {
+                            (beforeBin, beforeTime) = (other.bin, other.time)
+                        }
+                    } else if other.bin < after {
+                        after = other.bin
+                    }
+                }
+                guard !tooClose else { continue }
+                let gain = cost(from: bin, to: after, fetch: beforeTime) - cost(from: bin, to: after, fetch: fetch)
+                if gain > (best?.gain ?? 1e-3) { best = (gain, bin) }
+            }
+            guard let best else { break }
+            chosen.append((Double(best.bin) * Self.binSeconds - limits.leadSeconds, best.bin))
+            candidates.removeAll { $0 == best.bin }
+        }
+        let planned = chosen.dropFirst().sorted { $0.time < $1.time }
+        return planned.map { fetch in
+            let served = chosen.filter { $0.bin > fetch.bin }.map(\.bin).min() ?? count
+            let window = fetch.bin..<min(served, fetch.bin + 12)
+            let peak = window.max { expected[$0] < expected[$1] } ?? fetch.bin
+            let probability = min(1, window.reduce(0) { $0 + expected[$1] })
+            let useAt = now.addingTimeInterval(useTime[peak] - Self.binSeconds / 2)
+            return Decision(
+                date: now.addingTimeInterval(fetch.time),
+                reason: "predicted use \(Self.weekdayAndTime(useAt, offsetSeconds: offsetSeconds)) (p=\(String(format: "%.2f", probability))), "
+                    + "lead \(Self.text(useAt.timeIntervalSince(now.addingTimeInterval(fetch.time))))")
+        }
+    }
+
+    /// `Tue 08:55`, local time at `offsetSeconds`.
+    static func weekdayAndTime(_ date: Date, offsetSeconds: Int) -> String {
+        let local = LocalTime(date, offsetSeconds: offsetSeconds)
+        let names = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+        let hour = local.minuteOfDay / 60, minute = local.minuteOfDay % 60
+        return "\(names[local.weekday]) \(hour < 10 ? "0" : "")\(hour):\(minute < 10 ? "0" : "")\(minute)"
+    }
+
+    /// `2 h`, `15 min`, `45 s`.
+    static func text(_ seconds: Double) -> String {
+        if seconds >= 3600, seconds.truncatingRemainder(dividingBy: 3600) == 0 { return "\(Int(seconds / 3600)) h" }
+        if seconds >= 60 { return "\(Int((seconds / 60).rounded())) min" }
+        return "\(Int(seconds.rounded())) s"
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+
+/// When a handler's content gets used, learned from its usage events: a profile over the local
+/// time of day (5-minute bins) for each day of the week, blended with one for weekdays or
+/// weekends so that a habit seen on Monday already counts for Tuesday. Recent days weigh more
+/// (a half-life), so a new habit takes over within days and an old one fades. On top, the
+/// short-term signal: after a use, how likely another one follows within the hour.
+///
+/// Pure and deterministic: the daemon and `fetchctl simulate` run exactly this code.
+public struct UsageModel: Sendable {
+    /// Tunables, with the defaults the benchmark figures were measured with.
+    public struct Settings: Sendable, Equatable {
+        /// The age at which an event counts half, in days.
+        public var halfLifeDays: Double = 7
+        /// Events older than this are forgotten (they weigh under 1 % by then), in days.
+        public var memoryDays: Double = 56
+        /// Uses closer together than this are one session, in seconds.
+        public var sessionSeconds: Double = 300
+        /// How many distinct days of use before the profile is trusted (cold start until then).
+        public var warmDays = 3
+        /// Creates the defaults.
+        public init() {}
+    }
+
+    /// Minutes per bin of the daily profile.
+    public static let binMinutes = 5
+    /// Bins per day.
+    public static let binsPerDay = 1440 / binMinutes
+    /// The spread of one use over neighbouring bins (habits jitter by minutes).
+    static let kernel: [(offset: Int, weight: Double)] = [(-2, 0.1), (-1, 0.2), (0, 0.4), (1, 0.2), (2, 0.1)]
+
+    /// The settings in force.
+    public var settings: Settings
+    /// Sessions (folded uses), oldest first.
+    public private(set) var sessions: [UsageEvent] = []
+
+    /// An empty model.
+    public init(settings: Settings = Settings()) { self.settings = settings }
+
+    /// Records a use; one within `sessionSeconds` of the previous is part of its session.
+    public mutating func add(_ event: UsageEvent) {
+        if let last = sessions.last, event.date.timeIntervalSince(last.date) < settings.sessionSeconds,
+           event.date >= last.date {
+            return
+        }
+        sessions.append(event)
+        let horizon = event.date.addingTimeInterval(-settings.memoryDays * 86_400)
+        if let first = sessions.first, first.date < horizon {
+            sessions.removeAll { $0.date < horizon }
+        }
+    }
+
+    /// Distinct local days with at least one use.
+    public var daysOfUse: Int { Set(sessions.map { LocalTime($0.date, offsetSeconds: $0.utcOffsetSeconds).dayNumber }).count }
+
+    /// Whether enough has been seen to predict (else the planner runs on `min_interval`).
+    public var isWarm: Bool { daysOfUse >= settings.warmDays }
+
+    /// The learned profile at `now`: for each day of the week (0 = Monday), expected uses per
+    /// 5-minute bin of that local day.
+    public func profile(at now: Date) -> [[Double]] {
+        var byWeekday = Array(repeating: Array(repeating: 0.0, count: Self.binsPerDay), count: 7)
+        var byKind = Array(repeating: Array(repeating: 0.0, count: Self.binsPerDay), count: 2)
+        guard let first = sessions.first else { return byWeekday }
+        let weight = { (date: Date) in pow(0.5, max(0, now.timeIntervalSince(date)) / 86_400 / self.settings.halfLifeDays) }
+        for session in sessions {
+            let local = LocalTime(session.date, offsetSeconds: session.utcOffsetSeconds)
+            let w = weight(session.date)
+            let bin = local.minuteOfDay / Self.binMinutes
+            for (offset, share) in Self.kernel {
+                let spread = (bin + offset + Self.binsPerDay) % Self.binsPerDay
+                byWeekday[local.weekday][spread] += w * share
+                byKind[local.weekday >= 5 ? 1 : 0][spread] += w * share
+            }
+        }
+        // Normalise by the (decayed) number of days observed of each kind, so a bin holds the
+        // expected uses on one such day, whether or not the day had any use.
+        var daysByWeekday = Array(repeating: 0.0, count: 7)
+        let offset = sessions.last?.utcOffsetSeconds ?? 0
+        let firstDay = LocalTime(first.date, offsetSeconds: first.utcOffsetSeconds).dayNumber
+        let today = LocalTime(now, offsetSeconds: offset).dayNumber
+        for day in firstDay...max(firstDay, today) {
+            let noon = Date(timeIntervalSince1970: Double(day * 86_400 + 43_200 - offset))
+            daysByWeekday[((day % 7) + 7 + 3) % 7] += weight(noon)
+        }
+        let daysByKind = [daysByWeekday[0..<5].reduce(0, +), daysByWeekday[5..<7].reduce(0, +)]
+        var blended = byWeekday
+        for weekday in 0..<7 {
+            let kind = weekday >= 5 ? 1 : 0
+            for bin in 0..<Self.binsPerDay {
+                let perKind = daysByKind[kind] > 0 ? byKind[kind][bin] / daysByKind[kind] : 0
+                let perDay = daysByWeekday[weekday] > 0 ? byWeekday[weekday][bin] / daysByWeekday[weekday] : perKind
+                blended[weekday][bin] = 0.5 * perDay + 0.5 * perKind
+            }
+        }
+        return blended
+    }
+
+    /// The share of sessions followed by another within the hour (the short-term signal).
+    public var followUpShare: Double {
+        guard sessions.count > 1 else { return 0 }
+        var followed = 0
+        for index in 0..<(sessions.count - 1)
+        where sessions[index + 1].date.timeIntervalSince(sessions[index].date) <= 3600 {
+            followed += 1
+        }
+        return Double(followed) / Double(sessions.count - 1)
+    }
+
+    /// Expected uses in each 5-minute bin from `start` for `bins` bins, in the local time of the
+    /// latest use (a daylight-saving change moves the habit with the clock).
+    public func forecast(from start: Date, bins: Int) -> [Double] {
+        let profile = profile(at: start)
+        let offset = sessions.last?.utcOffsetSeconds ?? 0
+        var expected = (0..<bins).map { index -> Double in
+            let local = LocalTime(start.addingTimeInterval(Double(index * Self.binMinutes * 60)), offsetSeconds: offset)
+            return profile[local.weekday][local.minuteOfDay / Self.binMinutes]
+        }
+        // After a recent use, its likely follow-up, spread over the next hour.
+        if let last = sessions.last {
+            let share = followUpShare
+            for index in 0..<bins {
+                let time = start.addingTimeInterval(Double(index * Self.binMinutes * 60)).timeIntervalSince(last.date)
+                if time >= 600 && time < 3600 { expected[index] += share / 10 }
+            }
+        }
+        return expected
+    }
+}

@@ -1,0 +1,99 @@
+import FetchdPlanner
+import Foundation
+import Testing
+
+/// Usage traces, the model's local time, and the planner replayed on the synthetic traces
+/// (copied from ../shared/traces, regenerated there by make_traces.py).
+struct UsageTraceTests {
+    @Test func timestampsKeepTheirOffsets() throws {
+        let events = try UsageTrace.parse("""
+            # a comment
+            2026-03-02T09:02:48+08:00
+            2026-03-29T02:30:00.500+02:00
+
+            2026-03-01T23:00:00Z
+            """)
+        #expect(events.count == 3)
+        #expect(events[0].date == Date(timeIntervalSince1970: 1_772_406_000))  // 2026-03-01T23:00:00Z
+        #expect(events[1].utcOffsetSeconds == 8 * 3600 && events[1].localMinuteOfDay == 9 * 60 + 2)
+        #expect(events[1].localWeekday == 0)  // 2 March 2026 is a Monday
+        #expect(events[2].utcOffsetSeconds == 7200 && events[2].date.timeIntervalSince1970.truncatingRemainder(dividingBy: 1) == 0.5)
+        #expect(UsageTrace.format(events[1].date, offsetSeconds: 8 * 3600) == "2026-03-02T09:02:48+08:00")
+    }
+
+    @Test func aBadLineIsNamed() {
+        let error = #expect(throws: UsageTrace.ParseError.self) {
+            try UsageTrace.parse("2026-03-02T09:02:48+08:00\n09:00 tomorrow\n")
+        }
+        #expect(error?.line == 2 && error?.description.hasPrefix("-:2: \"09:00 tomorrow\"") == true)
+        for bad in ["2026-03-02T09:02:48", "2026-02-30T09:00:00Z", "2026-03-02T25:00:00+01:00", "2026-03-02T09:00:00+1:00"] {
+            #expect(throws: UsageTrace.ParseError.self, "\(bad)") { try UsageTrace.parse(bad) }
+        }
+    }
+}
+
+struct PlannerTests {
+    static let limits = FetchPlanner.Limits(budgetPerDay: 12, minIntervalSeconds: 300, maxStalenessSeconds: 86_400)
+
+    static func trace(_ name: String) throws -> [UsageEvent] {
+        let url = try #require(Bundle.module.url(forResource: name, withExtension: "txt", subdirectory: "Traces"))
+        return try UsageTrace.read(path: url.path)
+    }
+
+    @Test func coldStartBehavesLikeAPlainInterval() {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let decision = FetchPlanner(limits: Self.limits).next(now: now, model: UsageModel(), recentFetches: [now])
+        #expect(decision.date == now.addingTimeInterval(7200))  // 24 h / 12
+        #expect(decision.reason.hasPrefix("cold start"))
+    }
+
+    @Test func aLearnedHabitIsFetchedJustBefore() throws {
+        var model = UsageModel()
+        // Monday to Thursday, a use at 08:55 local (UTC+1).
+        for day in 0..<4 {
+            let text = "2026-03-0\(2 + day)T08:55:00+01:00"
+            model.add(try #require(try UsageTrace.parse(text).first))
+        }
+        let evening = try #require(try UsageTrace.parse("2026-03-05T20:00:00+01:00").first).date
+        let decision = FetchPlanner(limits: Self.limits).next(now: evening, model: model, recentFetches: [evening])
+        let local = LocalTime(decision.date, offsetSeconds: 3600)
+        // Friday morning (no Friday seen yet: the weekday habit stands in), shortly before 08:55.
+        #expect((8 * 60 + 25...8 * 60 + 55).contains(local.minuteOfDay), "\(decision)")
+        #expect(decision.reason.contains("predicted use Fri 08:"), "\(decision.reason)")
+    }
+
+    @Test func theBudgetAndTheFloorHoldOnEveryTrace() throws {
+        for name in ["habit-office", "habit-shift", "night-owl", "random-user", "bursty-dst"] {
+            let fetches = Simulator(limits: Self.limits).run(try Self.trace(name)).fetchTimes
+            for (index, fetch) in fetches.enumerated() {
+                if index > 0 { #expect(fetch.timeIntervalSince(fetches[index - 1]) >= 300 - 1e-6, "\(name)") }
+                let window = fetches[index...].prefix { $0.timeIntervalSince(fetch) < 86_400 }
+                #expect(window.count <= 12, "\(name): \(window.count) fetches in 24 h from \(fetch)")
+            }
+        }
+    }
+
+    @Test func habitsBeatTheFixedIntervalByFar() throws {
+        for name in ["habit-office", "habit-shift", "night-owl"] {
+            let report = Simulator(limits: Self.limits).run(try Self.trace(name))
+            // Floors for what the planner reaches today (README, Performance), not the goals.
+            #expect(report.adaptive.medianStalenessMinutes <= 0.25 * report.fixedInterval.medianStalenessMinutes, "\(name)")
+            #expect(report.adaptive.freshAtUse >= 0.5, "\(name): \(report.adaptive)")
+            #expect(report.adaptive.freshAtUse >= 3 * report.fixedInterval.freshAtUse, "\(name)")
+            #expect(report.adaptive.fetches == report.fixedInterval.fetches)
+        }
+    }
+
+    @Test func emittedFetchTimesGiveTheSameMetrics() throws {
+        let uses = try Self.trace("habit-office")
+        let report = Simulator(limits: Self.limits).run(uses)
+        // Recompute fresh-at-use from the fetch times alone, as anyone could from --emit-fetches.
+        let text = report.fetchTimes.map { UsageTrace.format($0, offsetSeconds: 8 * 3600) }.joined(separator: "\n")
+        let fetches = try UsageTrace.parse(text).map(\.date)
+        let fresh = uses.filter { use in
+            guard let last = fetches.last(where: { $0 <= use.date }) else { return false }
+            return use.date.timeIntervalSince(last) <= 15 * 60
+        }
+        #expect(abs(Double(fresh.count) / Double(uses.count) - report.adaptive.freshAtUse) < 1e-9)
+    }
+}
