@@ -63,7 +63,7 @@ public struct FetchPlanner: Sendable {
             return Decision(date: date, reason: "cold start (\(model.daysOfUse) day(s) of use): every \(Self.text(interval))")
         }
         let expected = model.forecast(from: now, bins: Self.horizonBins)
-        let plan = greedyPlan(now: now, expected: expected, last: last, floor: floor,
+        let plan = greedyPlan(now: now, expected: expected, past: recentFetches, floor: floor,
                               offsetSeconds: model.sessions.last?.utcOffsetSeconds ?? 0)
         guard let first = plan.first else {
             let date = max(floor, ceiling ?? now.addingTimeInterval(Double(Self.horizonBins) * Self.binSeconds))
@@ -87,7 +87,9 @@ public struct FetchPlanner: Sendable {
     }
 
     /// Greedy plan over the horizon: fetch times, earliest first, each with its reason.
-    func greedyPlan(now: Date, expected: [Double], last: Date?, floor: Date, offsetSeconds: Int) -> [Decision] {
+    func greedyPlan(now: Date, expected: [Double], past: [Date], floor: Date, offsetSeconds: Int) -> [Decision] {
+        let last = past.last
+        let pastTimes = past.map { $0.timeIntervalSince(now) }
         let count = expected.count
         // Times relative to `now`, in seconds; use k is at the middle of bin k.
         let useTime = (0..<count).map { (Double($0) + 0.5) * Self.binSeconds }
@@ -139,8 +141,13 @@ public struct FetchPlanner: Sendable {
                     }
                 }
                 guard !tooClose else { continue }
+                // The rolling budget, counting the fetches already made and those planned.
+                var inWindow = 0
+                for time in pastTimes where time > fetch - 86_400 && time <= fetch { inWindow += 1 }
+                for other in chosen.dropFirst() where other.time > fetch - 86_400 && other.time <= fetch { inWindow += 1 }
+                guard inWindow < budget else { continue }
                 let gain = cost(from: bin, to: after, fetch: beforeTime) - cost(from: bin, to: after, fetch: fetch)
-                if gain > (best?.gain ?? 1e-3) { best = (gain, bin) }
+                if gain > (best?.gain ?? 1e-6) { best = (gain, bin) }
             }
             guard let best else { break }
             chosen.append((Double(best.bin) * Self.binSeconds - limits.leadSeconds, best.bin))

@@ -17,7 +17,7 @@ public struct UsageModel: Sendable {
         /// Uses closer together than this are one session, in seconds.
         public var sessionSeconds: Double = 300
         /// How many distinct days of use before the profile is trusted (cold start until then).
-        public var warmDays = 3
+        public var warmDays = 2
         /// Creates the defaults.
         public init() {}
     }
