@@ -86,7 +86,7 @@ let package = Package(
             name: "FetchdDaemon",
             dependencies: [
                 "FetchdCore", "FetchdConfig", "FetchdSnapshots", "FetchdState",
-                "FetchdHandlers", "FetchdControl", "FetchdSystemd", "CurlKit",
+                "FetchdHandlers", "FetchdControl", "FetchdSystemd", "CurlKit", "FetchdPlanner",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -55,6 +55,14 @@ public struct HandlerConfig: Sendable, Equatable {
     public var proxy: String?
     /// A PEM file of CA certificates an `http` handler trusts instead of the system's.
     public var caFile: String?
+    /// Where uses are learned from; empty: no learning, plain `min_interval`.
+    public var usage: [UsageSource] = []
+    /// Fetches per rolling 24 hours when the schedule is planned from usage.
+    public var budgetPerDay: Int = Defaults.budgetPerDay
+    /// When planned from usage, the content is never older than this, in seconds.
+    public var maxStalenessSeconds: Double = Defaults.maxStalenessSeconds
+    /// When planned from usage, how long before a predicted use its fetch is made, in seconds.
+    public var leadSeconds: Double = Defaults.leadSeconds
     /// The file the handler was defined in.
     public var sourceFile: String
     /// The line of the handler's `[[handler]]` header.
@@ -73,6 +81,7 @@ public struct HandlerConfig: Sendable, Equatable {
     static let knownKeys = [
         "name", "kind", "url", "command", "environment", "min_interval", "deadline", "retain",
         "max_bytes", "enabled", "allow_file_urls", "honor_server_hints", "headers", "user_agent", "accept_encoding", "proxy", "ca_file",
+        "usage", "budget", "max_staleness", "lead",
     ]
 
     /// Keys only `http` handlers take.
@@ -115,6 +124,7 @@ public struct HandlerConfig: Sendable, Equatable {
         if let enabled = reader.bool("enabled") { handler.enabled = enabled }
         if let allow = reader.bool("allow_file_urls") { handler.allowFileURLs = allow }
         handler.readHTTPOptions(&reader)
+        handler.readUsageOptions(&reader)
         if kind != nil { handler.checkKindSpecificKeys(&reader) }
         reader.reportUnknownKeys(known: knownKeys)
         guard name != nil, kind != nil, reader.diagnostics.count == before,

@@ -43,6 +43,8 @@ public struct ControlRequest: Codable, Sendable, Equatable {
         case history
         /// Look for due handlers now (what the wake timer's service sends).
         case wake
+        /// Someone used a handler's content now (`UsedReport`): the planner learns from it.
+        case used
     }
 
     /// The protocol version the client speaks.
@@ -90,6 +92,8 @@ public struct ControlResponse: Codable, Sendable, Equatable {
     public var fetch: FetchReport?
     /// For `history`.
     public var history: [HistoryEntry]?
+    /// For `used`.
+    public var used: UsedReport?
 
     /// A failed response.
     public static func failure(_ code: ControlError.Code, _ message: String) -> ControlResponse {

@@ -71,6 +71,8 @@ public struct HandlerStatus: Codable, Sendable, Equatable {
     public var lastSuccessAt: Date?
     /// The earliest time the schedule allows the next fetch (nil: never scheduled).
     public var nextEligibleAt: Date?
+    /// Why the next fetch is then, for a handler planned from its usage ("predicted use ...").
+    public var planReason: String?
     /// `newData` results since the last `fetchctl status`.
     public var newDataSinceLastLook: Int
     /// Failures in a row.
@@ -104,6 +106,7 @@ public struct HandlerStatus: Codable, Sendable, Equatable {
         case lastAttemptAt = "last_attempt_at"
         case lastSuccessAt = "last_success_at"
         case nextEligibleAt = "next_eligible_at"
+        case planReason = "plan_reason"
         case newDataSinceLastLook = "new_data_since_last_look"
         case consecutiveFailures = "consecutive_failures"
         case snapshotPath = "snapshot_path"
@@ -200,5 +203,27 @@ public struct HistoryEntry: Codable, Sendable, Equatable {
         case result, reason, trigger, bytes, version
         case startedAt = "started_at"
         case durationMilliseconds = "duration_ms"
+    }
+}
+
+/// Answer to `used`.
+public struct UsedReport: Codable, Sendable, Equatable {
+    /// The handler.
+    public var handler: String
+    /// When the handler's next fetch is planned now; nil when it does not learn its usage.
+    public var nextFetchAt: Date?
+    /// Why then.
+    public var reason: String?
+
+    /// Creates a report.
+    public init(handler: String, nextFetchAt: Date? = nil, reason: String? = nil) {
+        self.handler = handler
+        self.nextFetchAt = nextFetchAt
+        self.reason = reason
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case handler, reason
+        case nextFetchAt = "next_fetch_at"
     }
 }

@@ -50,6 +50,12 @@ public enum Defaults {
     public static let historyLimit = 20
     /// How many fetch results per handler the database keeps.
     public static let historyKeepPerHandler = 1000
+    /// Fetches per rolling 24 hours of a handler whose schedule is planned from its usage.
+    public static let budgetPerDay = 12
+    /// A usage-planned handler's content is never older than this, in seconds.
+    public static let maxStalenessSeconds = 86_400.0
+    /// How long before a predicted use its fetch is made, in seconds.
+    public static let leadSeconds = 120.0
     /// The exit status by which an exec handler reports `noData`.
     public static let execNoDataExitStatus: Int32 = 100
 }

@@ -25,6 +25,15 @@ struct DaemonControlHandler: ControlRequestHandler {
         case .wake:
             scheduler.wake()
             return ControlResponse()
+        case .used:
+            guard let name = request.handler else { return .failure(.badRequest, "used needs a handler name") }
+            guard case .recorded(let next) = await coordinator.recordUse(name, source: .explicit) else {
+                return .failure(.unknownHandler, "no handler named \"\(name)\" is loaded (see fetchctl status)")
+            }
+            scheduler.wake()  // the plan changed: the next wake may be sooner
+            var response = ControlResponse()
+            response.used = UsedReport(handler: name, nextFetchAt: next?.date, reason: next?.reason)
+            return response
         }
     }
 

@@ -15,6 +15,7 @@ extension FetchCoordinator {
         }
         config = newConfig
         rejectedReload = []
+        plans = [:]  // budgets, sources or intervals may have changed
     }
 
     /// Records that a reload was rejected; `fetchctl status` and the status line show it.
@@ -29,7 +30,8 @@ extension FetchCoordinator {
         if failing > 0 { parts[0] += ", \(failing) failing" }
         if !config.diagnostics.isEmpty { parts[0] += ", \(config.diagnostics.count) invalid" }
         let upcoming = enabled.compactMap { handler in
-            Scheduler.nextEligible(handler, state: states[handler.name]).map { (handler.name, max($0, now)) }
+            Scheduler.nextEligible(handler, state: states[handler.name], planned: plannedFetch(handler, now: now)?.date)
+                .map { (handler.name, max($0, now)) }
         }.min { $0.1 < $1.1 }
         if let (name, date) = upcoming {
             let formatter = DateFormatter()
@@ -45,7 +47,9 @@ extension FetchCoordinator {
     /// The next time a handler becomes eligible, if any is in the future (no heartbeat cap).
     public func nextPlannedFetch(now: Date = Date()) -> Date? {
         let states = (try? state.allStates()) ?? [:]
-        return config.handlers.compactMap { Scheduler.nextEligible($0, state: states[$0.name]) }
+        return config.handlers.compactMap {
+            Scheduler.nextEligible($0, state: states[$0.name], planned: plannedFetch($0, now: now)?.date)
+        }
             .filter { $0 > now }.min()
     }
 

@@ -12,15 +12,19 @@ extension FetchCoordinator {
         let handlers = config.handlers.map { handler in
             let handlerState = states[handler.name]
             let snapshot = snapshots.latestContentPath(of: handler.name)
-            return HandlerStatus(
+            let plan = plannedFetch(handler)
+            var status = HandlerStatus(
                 name: handler.name, kind: handler.kind.rawValue, enabled: handler.enabled,
                 running: isRunning(handler.name), lastResult: handlerState?.lastResult,
                 lastReason: handlerState?.lastReason, lastAttemptAt: handlerState?.lastAttemptAt,
                 lastSuccessAt: handlerState?.lastSuccessAt,
-                nextEligibleAt: Scheduler.nextEligible(handler, state: handlerState).map { max($0, startedAt) },
+                nextEligibleAt: Scheduler.nextEligible(handler, state: handlerState, planned: plan?.date)
+                    .map { max($0, startedAt) },
                 newDataSinceLastLook: handlerState?.newDataUnseen ?? 0,
                 consecutiveFailures: handlerState?.consecutiveFailures ?? 0,
                 snapshotPath: FileManager.default.fileExists(atPath: snapshot) ? snapshot : nil)
+            status.planReason = plan?.reason
+            return status
         }
         let rejected = rejectedReload.map {
             ConfigProblem(file: $0.file, line: $0.line, key: $0.key, handler: $0.handler,

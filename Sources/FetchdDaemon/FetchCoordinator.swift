@@ -1,5 +1,6 @@
 import CurlKit
 import FetchdConfig
+import FetchdPlanner
 import FetchdCore
 import FetchdHandlers
 import FetchdSnapshots
@@ -29,6 +30,9 @@ public actor FetchCoordinator {
     private let runner = FetchRunner()
     /// Makes results durable in batches.
     let committer: ResultCommitter
+    /// The usage planner's latest decision per learning handler, and when it was made;
+    /// dropped when the handler is used or fetched.
+    var plans: [String: (decision: FetchPlanner.Decision, madeAt: Date)] = [:]
     /// Handlers running now, with the callers waiting for their result.
     private var running: [String: [CheckedContinuation<FetchRecord, Never>]] = [:]
 
@@ -59,7 +63,8 @@ public actor FetchCoordinator {
     @discardableResult
     public func runDue(trigger: FetchTrigger = .timer, now: Date = Date()) async -> [FetchRecord] {
         let states = (try? state.allStates()) ?? [:]
-        let due = Scheduler.due(config.handlers, states: states, now: now).filter { running[$0.name] == nil }
+        let due = Scheduler.due(config.handlers, states: states, now: now, planned: plannedDates(now: now))
+            .filter { running[$0.name] == nil }
         guard !due.isEmpty else { return [] }
         logger.debug("wake: \(due.count) handler(s) due: \(due.map(\.name).joined(separator: ", "))")
         // A bounded window of tasks, not one per due handler: ten thousand due handlers would
@@ -113,7 +118,7 @@ public actor FetchCoordinator {
     public func nextWake(now: Date = Date()) -> Date {
         let states = (try? state.allStates()) ?? [:]
         return Scheduler.nextWake(config.handlers.filter { running[$0.name] == nil }, states: states, now: now,
-                                  heartbeatSeconds: config.daemon.heartbeatSeconds)
+                                  heartbeatSeconds: config.daemon.heartbeatSeconds, planned: plannedDates(now: now))
     }
 
     /// Runs `name` now, or joins its fetch if one is running; nil when no such handler is loaded.
@@ -140,6 +145,7 @@ public actor FetchCoordinator {
     private func execute(_ handler: HandlerConfig, trigger: FetchTrigger, state: HandlerState??) async -> FetchRecord {
         let item = await run(handler, trigger: trigger, state: state)
         let record = await committer.commit(item)
+        plans[handler.name] = nil  // the budget and the content's age changed: plan again
         log(record, snapshot: record.version == nil ? nil : snapshots.latestContentPath(of: handler.name))
         return record
     }

@@ -13,8 +13,15 @@ import Foundation
 public enum Scheduler {
     /// The earliest time `handler` may run on a schedule, or nil if it is never scheduled.
     /// A last attempt later than `now` (the wall clock was stepped back) counts as `now`.
-    public static func nextEligible(_ handler: HandlerConfig, state: HandlerState?, now: Date = Date()) -> Date? {
+    /// `planned` is the usage planner's time for a handler that learns its usage: it replaces
+    /// the `min_interval` rule (the planner already keeps that floor).
+    public static func nextEligible(_ handler: HandlerConfig, state: HandlerState?, now: Date = Date(),
+                                    planned: Date? = nil) -> Date? {
         guard handler.enabled, handler.minInterval != .never else { return nil }
+        if let planned {
+            guard handler.honorServerHints, let notBefore = state?.notBefore else { return planned }
+            return max(planned, notBefore)
+        }
         guard let recorded = state?.lastAttemptAt else { return .distantPast }
         let lastAttempt = min(recorded, now)
         let floor: Date
@@ -33,9 +40,11 @@ public enum Scheduler {
     public static let dueTolerance: TimeInterval = 0.1
 
     /// Handlers eligible at `now`, in config order.
-    public static func due(_ handlers: [HandlerConfig], states: [String: HandlerState], now: Date) -> [HandlerConfig] {
+    public static func due(_ handlers: [HandlerConfig], states: [String: HandlerState], now: Date,
+                           planned: [String: Date] = [:]) -> [HandlerConfig] {
         handlers.filter { handler in
-            guard let eligible = nextEligible(handler, state: states[handler.name], now: now) else { return false }
+            guard let eligible = nextEligible(handler, state: states[handler.name], now: now,
+                                              planned: planned[handler.name]) else { return false }
             return eligible <= now.addingTimeInterval(dueTolerance)
         }
     }
@@ -44,10 +53,10 @@ public enum Scheduler {
     /// handlers that are not running. An overdue one asks for a wake now; `minimum` handlers are
     /// always eligible and so follow the heartbeat ("as often as the daemon wakes").
     public static func nextWake(_ handlers: [HandlerConfig], states: [String: HandlerState], now: Date,
-                                heartbeatSeconds: Double) -> Date {
+                                heartbeatSeconds: Double, planned: [String: Date] = [:]) -> Date {
         let heartbeat = now.addingTimeInterval(heartbeatSeconds)
-        let upcoming = handlers.filter { $0.minInterval != .minimum }
-            .compactMap { nextEligible($0, state: states[$0.name], now: now) }
+        let upcoming = handlers.filter { $0.minInterval != .minimum || planned[$0.name] != nil }
+            .compactMap { nextEligible($0, state: states[$0.name], now: now, planned: planned[$0.name]) }
         return min(upcoming.min() ?? heartbeat, heartbeat)
     }
 }

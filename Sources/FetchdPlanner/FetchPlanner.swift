@@ -35,6 +35,12 @@ public struct FetchPlanner: Sendable {
         public var date: Date
         /// Why: "predicted use Tue 08:55 (p=0.62), lead 2 min", "cold start: every 2 h", ...
         public var reason: String
+
+        /// Creates a decision.
+        public init(date: Date, reason: String) {
+            self.date = date
+            self.reason = reason
+        }
     }
 
     /// Staleness beyond this counts as this much (seconds): a fetch is for the uses it serves soon.

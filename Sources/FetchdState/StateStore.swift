@@ -165,6 +165,47 @@ public final class StateStore: Sendable {
             + ":" + padded(Int(parts.tm_sec), 2) + "." + padded(fraction, 3)
     }
 
+    /// One recorded use of a handler's content.
+    public struct UsageRecord: Sendable, Equatable {
+        /// When it happened.
+        public var at: Date
+        /// The local clock's UTC offset then, in seconds.
+        public var utcOffsetSeconds: Int
+        /// Where it was learned from (`explicit`, ...).
+        public var source: String
+    }
+
+    /// How long uses are kept, in seconds (the usage model has forgotten them by then).
+    public static let usageMemorySeconds = 60.0 * 86_400
+
+    /// Records a use durably.
+    public func recordUse(of handler: String, at date: Date, utcOffsetSeconds: Int, source: String) throws {
+        try pool.write { db in
+            try db.execute(sql: "INSERT INTO usage_event (handler, at, utc_offset_seconds, source) VALUES (?, ?, ?, ?)",
+                           arguments: [handler, Self.text(date), utcOffsetSeconds, source])
+            try db.execute(sql: "DELETE FROM usage_event WHERE handler = ? AND at < ?",
+                           arguments: [handler, Self.text(date.addingTimeInterval(-Self.usageMemorySeconds))])
+        }
+    }
+
+    /// The uses of `handler` since `date`, oldest first.
+    public func uses(of handler: String, since date: Date) throws -> [UsageRecord] {
+        try pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT at, utc_offset_seconds, source FROM usage_event WHERE handler = ? AND at >= ? ORDER BY at, id",
+                arguments: [handler, Self.text(date)]
+            ).map { row in UsageRecord(at: row["at"], utcOffsetSeconds: row["utc_offset_seconds"], source: row["source"]) }
+        }
+    }
+
+    /// When the newest `limit` fetches of `handler` started, oldest first (the planner's budget).
+    public func recentAttempts(of handler: String, limit: Int) throws -> [Date] {
+        try pool.read { db in
+            try Date.fetchAll(db, sql: "SELECT started_at FROM fetch_history WHERE handler = ? ORDER BY id DESC LIMIT ?",
+                              arguments: [handler, limit]).reversed()
+        }
+    }
+
     /// The state of one handler, or nil if it has never been fetched.
     public func state(of handler: String) throws -> HandlerState? {
         try pool.read { db in try HandlerState.fetchOne(db, key: handler) }

@@ -26,6 +26,11 @@ struct Status: ParsableCommand {
             ])
         }
         TimeText.printTable(rows)
+        let planned = status.handlers.filter { $0.planReason != nil }
+        if !planned.isEmpty {
+            print("\nplanned from usage:")
+            planned.forEach { print("  \($0.name): \($0.planReason ?? "")") }
+        }
         if !status.configProblems.isEmpty {
             print("\nconfig problems:")
             status.configProblems.forEach { problem in

@@ -123,6 +123,28 @@ struct EndToEndTests {
         daemon.stopAndReadLog()
     }
 
+    @Test func fetchctlUsedReportsAUseAndShowsThePlan() async throws {
+        let daemon = try DaemonProcess(handlers: """
+            [[handler]]
+            name = "news"
+            kind = "exec"
+            command = ["/bin/true"]
+            min_interval = "10m"
+            usage = ["explicit"]
+            """)
+        try await daemon.start()
+        let state = try StateStore(path: daemon.directory.file("state/state.sqlite"))
+        #expect(await waitUntil(timeoutSeconds: 15) { (try? state.history(of: "news", limit: 1).count) == 1 })
+        let used = try daemon.fetchctl(["used", "news"])
+        #expect(used.status == 0 && used.output.contains("news: use recorded; next fetch"), "\(used.output)")
+        #expect(try state.uses(of: "news", since: .distantPast).map(\.source) == ["explicit"])
+        let unknown = try daemon.fetchctl(["used", "nope"])
+        #expect(unknown.status == 1 && unknown.output.contains("no handler named \"nope\""), "\(unknown.output)")
+        let status = try daemon.fetchctl(["status"])
+        #expect(status.output.contains("planned from usage:\n  news: cold start"), "\(status.output)")
+        daemon.stopAndReadLog()
+    }
+
     @Test func onceRunsDueHandlersAndExits() throws {
         let daemon = try DaemonProcess(handlers: """
             [[handler]]

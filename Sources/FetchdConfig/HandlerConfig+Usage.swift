@@ -1,0 +1,52 @@
+import FetchdCore
+
+extension HandlerConfig {
+    /// Where uses of a handler's content are learned from.
+    public enum UsageSource: String, Sendable, Equatable, CaseIterable {
+        /// `fetchctl used NAME` (or the `used` control message): apps report their own launches.
+        case explicit
+    }
+
+    /// Whether the handler's schedule is planned from its usage (else plain `min_interval`).
+    public var learnsUsage: Bool { !usage.isEmpty }
+
+    /// Reads `usage`, `budget`, `max_staleness` and `lead`.
+    mutating func readUsageOptions(_ reader: inout TableReader) {
+        if let sources = reader.stringArray("usage") {
+            var parsed: [UsageSource] = []
+            for source in sources {
+                if let known = UsageSource(rawValue: source) {
+                    if !parsed.contains(known) { parsed.append(known) }
+                } else {
+                    let supported = UsageSource.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+                    reader.report("usage", "\"\(source)\" is not a usage source this version collects; expected \(supported)")
+                }
+            }
+            usage = parsed
+        }
+        if let text = reader.string("budget") {
+            if let perDay = Self.fetchesPerDay(text) {
+                budgetPerDay = perDay
+            } else {
+                reader.report("budget", "\"\(text)\" is not a fetch budget; expected e.g. \"12/day\" or \"1/hour\" (1 to 1440 a day)")
+            }
+        }
+        if let seconds = reader.durationSeconds("max_staleness", in: 60...(365 * 86_400)) { maxStalenessSeconds = seconds }
+        if let seconds = reader.durationSeconds("lead", in: 0...3600) { leadSeconds = seconds }
+    }
+
+    /// `12/day`, `1/hour`, `20/week` as fetches per day (at least one), or nil.
+    public static func fetchesPerDay(_ text: String) -> Int? {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let count = Double(parts[0]), count > 0, count.isFinite else { return nil }
+        let perDay: Double
+        switch parts[1] {
+        case "day", "d": perDay = count
+        case "hour", "h": perDay = count * 24
+        case "week", "w": perDay = count / 7
+        default: return nil
+        }
+        let rounded = Int(perDay.rounded())
+        return (1...1440).contains(rounded) ? rounded : nil
+    }
+}

@@ -1,0 +1,64 @@
+import FetchdConfig
+import FetchdCore
+import FetchdPlanner
+import FetchdState
+import Foundation
+
+extension FetchCoordinator {
+    /// What `recordUse` did.
+    public enum UseOutcome: Sendable, Equatable {
+        /// No such handler is loaded.
+        case unknownHandler
+        /// Stored; the handler's next planned fetch (nil when it does not learn its usage).
+        case recorded(next: FetchPlanner.Decision?)
+    }
+
+    /// A plan older than this is made again even if nothing happened: its 24-hour horizon has
+    /// moved on (seconds).
+    static let planLifetimeSeconds = 3600.0
+
+    /// Records a use of `name`'s content (durably) and plans its next fetch again.
+    public func recordUse(_ name: String, source: HandlerConfig.UsageSource, at date: Date = Date()) -> UseOutcome {
+        guard let handler = config.handler(named: name) else { return .unknownHandler }
+        do {
+            try state.recordUse(of: name, at: date, utcOffsetSeconds: TimeZone.current.secondsFromGMT(for: date),
+                                source: source.rawValue)
+        } catch {
+            logger.error("\(name): cannot record a use in \(state.path): \(error)")
+        }
+        logger.debug("\(name): used (\(source.rawValue))", metadata: ["handler": "\(name)"])
+        plans[name] = nil
+        return .recorded(next: plannedFetch(handler, now: Date()))
+    }
+
+    /// The usage planner's next fetch for a handler that learns its usage, else nil.
+    public func plannedFetch(_ handler: HandlerConfig, now: Date = Date()) -> FetchPlanner.Decision? {
+        guard handler.learnsUsage, handler.enabled, handler.minInterval != .never else { return nil }
+        if let plan = plans[handler.name], now.timeIntervalSince(plan.madeAt) < Self.planLifetimeSeconds {
+            return plan.decision
+        }
+        var model = UsageModel()
+        let uses = (try? state.uses(of: handler.name, since: now.addingTimeInterval(-StateStore.usageMemorySeconds))) ?? []
+        for use in uses { model.add(UsageEvent(date: use.at, utcOffsetSeconds: use.utcOffsetSeconds)) }
+        let attempts = (try? state.recentAttempts(of: handler.name, limit: handler.budgetPerDay)) ?? []
+        let minInterval: Double = if case .seconds(let seconds) = handler.minInterval { seconds } else { 0 }
+        let planner = FetchPlanner(limits: .init(
+            budgetPerDay: handler.budgetPerDay, minIntervalSeconds: minInterval,
+            maxStalenessSeconds: handler.maxStalenessSeconds, leadSeconds: handler.leadSeconds))
+        // Never fetched: at once, like any new handler.
+        let decision = attempts.isEmpty
+            ? FetchPlanner.Decision(date: now, reason: "first fetch")
+            : planner.next(now: now, model: model, recentFetches: attempts)
+        plans[handler.name] = (decision, now)
+        return decision
+    }
+
+    /// Planned times of the learning handlers, for the scheduler.
+    func plannedDates(now: Date) -> [String: Date] {
+        var dates: [String: Date] = [:]
+        for handler in config.handlers where handler.learnsUsage {
+            if let decision = plannedFetch(handler, now: now) { dates[handler.name] = decision.date }
+        }
+        return dates
+    }
+}
