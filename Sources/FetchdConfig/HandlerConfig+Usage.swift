@@ -5,6 +5,9 @@ extension HandlerConfig {
     public enum UsageSource: String, Sendable, Equatable, CaseIterable {
         /// `fetchctl used NAME` (or the `used` control message): apps report their own launches.
         case explicit
+        /// Another process opening the handler's snapshot content (`latest/content`): no
+        /// integration needed from the consumer.
+        case reads
     }
 
     /// Whether the handler's schedule is planned from its usage (else plain `min_interval`).

@@ -84,11 +84,16 @@ public struct Daemon {
         if let debugStallAfter {
             services.append(.init(service: DebugStallService(coordinator: coordinator, after: debugStallAfter)))
         }
+        let readWatcher = ReadWatcher(coordinator: coordinator, cacheDirectory: config.daemon.cacheDirectory, logger: logger)
         services += [
             .init(service: control),
+            .init(service: readWatcher),
             .init(service: ReloadService(coordinator: coordinator, notifier: notifier, logger: logger,
                                          load: reload ?? { [config] () throws(ConfigLoadError) in config },
-                                         afterApply: { scheduler.wake() })),
+                                         afterApply: {
+                                             scheduler.wake()
+                                             await readWatcher.refresh()
+                                         })),
             .init(service: scheduler),
         ]
         let group = ServiceGroup(configuration: .init(

@@ -14,7 +14,7 @@ struct ReloadService: Service {
     /// Loads the configuration the same way start-up did (same file, same overrides).
     let load: @Sendable () throws(ConfigLoadError) -> LoadedConfig
     /// Runs after a new configuration took effect (a wake, so new handlers do not wait).
-    let afterApply: @Sendable () -> Void
+    let afterApply: @Sendable () async -> Void
 
     func run() async {
         let signals = await UnixSignalsSequence(trapping: .sighup)
@@ -36,7 +36,7 @@ struct ReloadService: Service {
                     logger.warning("\(key) changed: it takes effect only when fetchd restarts")
                 }
                 await coordinator.apply(loaded)
-                afterApply()
+                await afterApply()
                 logger.notice("configuration reloaded: \(loaded.handlers.count) handler(s)",
                               metadata: [MessageID.metadataKey: "\(MessageID.reloaded)"])
             }

@@ -145,6 +145,33 @@ struct EndToEndTests {
         daemon.stopAndReadLog()
     }
 
+    @Test func readingTheSnapshotCountsAsAUse() async throws {
+        let daemon = try DaemonProcess(handlers: """
+            [[handler]]
+            name = "news"
+            kind = "exec"
+            command = ["/bin/sh", "-c", "echo news > \\"$FETCHD_OUTPUT\\""]
+            min_interval = "1h"
+            usage = ["reads"]
+            """)
+        try await daemon.start()
+        let state = try StateStore(path: daemon.directory.file("state/state.sqlite"))
+        let content = daemon.cachePath + "/news/latest/content"
+        #expect(await waitUntil(timeoutSeconds: 15) { FileManager.default.fileExists(atPath: content) })
+        // fetchd's own work (the fetch, meta.json reads by status) records nothing.
+        _ = try daemon.fetchctl(["status"])
+        _ = try Data(contentsOf: URL(fileURLWithPath: daemon.cachePath + "/news/latest/meta.json"))
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(try state.uses(of: "news", since: .distantPast).isEmpty)
+        // Another process reads the content: one use, and a second read in the same session folds into it.
+        #expect(try String(contentsOfFile: content, encoding: .utf8) == "news\n")
+        #expect(await waitUntil(timeoutSeconds: 10) { (try? state.uses(of: "news", since: .distantPast).count) == 1 })
+        _ = try String(contentsOfFile: content, encoding: .utf8)
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(try state.uses(of: "news", since: .distantPast).map(\.source) == ["reads"])
+        daemon.stopAndReadLog()
+    }
+
     @Test func onceRunsDueHandlersAndExits() throws {
         let daemon = try DaemonProcess(handlers: """
             [[handler]]

@@ -1,0 +1,136 @@
+import FetchdConfig
+import FetchdCore
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `reads` usage source: another process opening a handler's snapshot content counts as a
+/// use. inotify watches, per handler with `usage = ["reads"]`: the cache root (its folder
+/// appears), its folder (`latest` is swapped by a rename) and its current version folder
+/// (`content` is opened). fetchd itself never opens a published `content` file (it hashes the
+/// staged file before publishing, and reads only `meta.json`), so every open is someone else's.
+/// Opens within a session (5 minutes) of the last recorded one are folded into it.
+final class ReadWatcher: Service, Sendable {
+    private struct Watches {
+        /// What each watch descriptor is: the root, a handler's folder, or its version folder.
+        var roles: [Int32: Role] = [:]
+        /// The handlers watched, and when each last got a recorded use.
+        var handlers: Set<String> = []
+        var lastRecorded: [String: Date] = [:]
+    }
+
+    private enum Role { case root, handlerFolder(String), version(String) }
+
+    private let coordinator: FetchCoordinator
+    private let root: String
+    private let logger: Logger
+    private let fd: Int32
+    private let watches = Mutex(Watches())
+    private let queue = DispatchQueue(label: "fetchd-read-watcher")
+    static let sessionSeconds = 300.0
+
+    init(coordinator: FetchCoordinator, cacheDirectory: String, logger: Logger) {
+        self.coordinator = coordinator
+        self.root = cacheDirectory
+        self.logger = logger
+        fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+    }
+
+    deinit { if fd >= 0 { close(fd) } }
+
+    func run() async throws {
+        guard fd >= 0 else {
+            logger.warning("usage source \"reads\" unavailable: inotify_init1: \(String(cString: strerror(errno)))")
+            return
+        }
+        await refresh()
+        let (opens, continuation) = AsyncStream<String>.makeStream()
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+        source.setEventHandler { [self] in for handler in drainEvents() { continuation.yield(handler) } }
+        source.resume()
+        await withGracefulShutdownHandler {
+            for await handler in opens { await record(handler) }
+        } onGracefulShutdown: {
+            continuation.finish()
+        }
+        source.cancel()
+    }
+
+    /// Watches the handlers that learn from reads in the configuration now in force (at start
+    /// and after a reload).
+    func refresh() async {
+        let wanted = Set(await coordinator.config.handlers.filter { $0.usage.contains(.reads) }.map(\.name))
+        watches.withLock { $0.handlers = wanted }
+        add(root, mask: UInt32(IN_CREATE | IN_ONLYDIR), role: .root)
+        for handler in wanted { watchHandler(handler) }
+    }
+
+    private func watchHandler(_ handler: String) {
+        let folder = "\(root)/\(handler)"
+        add(folder, mask: UInt32(IN_MOVED_TO | IN_CREATE | IN_ONLYDIR), role: .handlerFolder(handler))
+        if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(folder)/latest") {
+            add("\(folder)/\(target)", mask: UInt32(IN_OPEN | IN_ONLYDIR), role: .version(handler))
+        }
+    }
+
+    private func add(_ path: String, mask: UInt32, role: Role) {
+        let wd = inotify_add_watch(fd, path, mask)
+        if wd >= 0 { watches.withLock { $0.roles[wd] = role } }
+    }
+
+    /// Reads every pending event; returns the handlers whose content was opened.
+    private func drainEvents() -> [String] {
+        var opened: [String] = []
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard count > 0 else { break }
+            var offset = 0
+            while offset + 16 <= count {
+                let (wd, mask, length) = buffer.withUnsafeBytes { raw in
+                    (raw.load(fromByteOffset: offset, as: Int32.self), raw.load(fromByteOffset: offset + 4, as: UInt32.self),
+                     Int(raw.load(fromByteOffset: offset + 12, as: UInt32.self)))
+                }
+                let nameBytes = buffer[(offset + 16)..<min(count, offset + 16 + length)].prefix { $0 != 0 }
+                let name = String(decoding: nameBytes, as: UTF8.self)
+                offset += 16 + length
+                if let handler = handle(wd: wd, mask: mask, name: name) { opened.append(handler) }
+            }
+        }
+        return opened
+    }
+
+    /// Acts on one event; returns the handler when it was an open of its content.
+    private func handle(wd: Int32, mask: UInt32, name: String) -> String? {
+        guard let role = watches.withLock({ $0.roles[wd] }) else { return nil }
+        if mask & UInt32(IN_IGNORED) != 0 {  // the folder went away (an old version pruned)
+            _ = watches.withLock { $0.roles.removeValue(forKey: wd) }
+            return nil
+        }
+        switch role {
+        case .root:
+            if watches.withLock({ $0.handlers.contains(name) }) { watchHandler(name) }
+        case .handlerFolder(let handler):
+            if name == "latest" { watchHandler(handler) }  // a new version: watch it
+        case .version(let handler):
+            if name == "content", mask & UInt32(IN_OPEN) != 0, mask & UInt32(IN_ISDIR) == 0 { return handler }
+        }
+        return nil
+    }
+
+    private func record(_ handler: String) async {
+        let now = Date()
+        let fresh = watches.withLock { state -> Bool in
+            guard state.handlers.contains(handler) else { return false }
+            if let last = state.lastRecorded[handler], now.timeIntervalSince(last) < Self.sessionSeconds { return false }
+            state.lastRecorded[handler] = now
+            return true
+        }
+        if fresh { _ = await coordinator.recordUse(handler, source: .reads, at: now) }
+    }
+}
