@@ -45,6 +45,8 @@ public struct ControlRequest: Codable, Sendable, Equatable {
         case wake
         /// Someone used a handler's content now (`UsedReport`): the planner learns from it.
         case used
+        /// What was learned about a handler's usage (`UsageReport`).
+        case usage
     }
 
     /// The protocol version the client speaks.
@@ -94,6 +96,8 @@ public struct ControlResponse: Codable, Sendable, Equatable {
     public var history: [HistoryEntry]?
     /// For `used`.
     public var used: UsedReport?
+    /// For `usage`.
+    public var usage: UsageReport?
 
     /// A failed response.
     public static func failure(_ code: ControlError.Code, _ message: String) -> ControlResponse {

@@ -34,6 +34,14 @@ struct DaemonControlHandler: ControlRequestHandler {
             var response = ControlResponse()
             response.used = UsedReport(handler: name, nextFetchAt: next?.date, reason: next?.reason)
             return response
+        case .usage:
+            guard let name = request.handler else { return .failure(.badRequest, "usage needs a handler name") }
+            guard let report = await coordinator.usageReport(of: name) else {
+                return .failure(.unknownHandler, "no handler named \"\(name)\" is loaded (see fetchctl status)")
+            }
+            var response = ControlResponse()
+            response.usage = report
+            return response
         }
     }
 

@@ -1,4 +1,5 @@
 import FetchdConfig
+import FetchdControl
 import FetchdCore
 import FetchdPlanner
 import FetchdState
@@ -37,6 +38,17 @@ extension FetchCoordinator {
         if let plan = plans[handler.name], now.timeIntervalSince(plan.madeAt) < Self.planLifetimeSeconds {
             return plan.decision
         }
+        let (model, planner, attempts) = planningInputs(handler, now: now)
+        // Never fetched: at once, like any new handler.
+        let decision = attempts.isEmpty
+            ? FetchPlanner.Decision(date: now, reason: "first fetch")
+            : planner.next(now: now, model: model, recentFetches: attempts)
+        plans[handler.name] = (decision, now)
+        return decision
+    }
+
+    /// The model of `handler`'s stored uses, its planner, and its recent fetch attempts.
+    func planningInputs(_ handler: HandlerConfig, now: Date) -> (UsageModel, FetchPlanner, [Date]) {
         var model = UsageModel()
         let uses = (try? state.uses(of: handler.name, since: now.addingTimeInterval(-StateStore.usageMemorySeconds))) ?? []
         for use in uses { model.add(UsageEvent(date: use.at, utcOffsetSeconds: use.utcOffsetSeconds)) }
@@ -45,12 +57,28 @@ extension FetchCoordinator {
         let planner = FetchPlanner(limits: .init(
             budgetPerDay: handler.budgetPerDay, minIntervalSeconds: minInterval,
             maxStalenessSeconds: handler.maxStalenessSeconds, leadSeconds: handler.leadSeconds))
-        // Never fetched: at once, like any new handler.
-        let decision = attempts.isEmpty
-            ? FetchPlanner.Decision(date: now, reason: "first fetch")
-            : planner.next(now: now, model: model, recentFetches: attempts)
-        plans[handler.name] = (decision, now)
-        return decision
+        return (model, planner, attempts)
+    }
+
+    /// What `fetchctl usage NAME` shows: the learned week, recent uses, the next planned
+    /// fetches. Nil when no such handler is loaded.
+    public func usageReport(of name: String, now: Date = Date()) -> UsageReport? {
+        guard let handler = config.handler(named: name) else { return nil }
+        let (model, planner, attempts) = planningInputs(handler, now: now)
+        // Expected uses per local hour of each day of the week.
+        let week = model.profile(at: now).map { day in
+            stride(from: 0, to: UsageModel.binsPerDay, by: 60 / UsageModel.binMinutes).map { start in
+                day[start..<start + 60 / UsageModel.binMinutes].reduce(0, +)
+            }
+        }
+        let recent = ((try? state.uses(of: name, since: now.addingTimeInterval(-14 * 86_400))) ?? []).suffix(10)
+        var planned = planner.plan(now: now, model: model, recentFetches: attempts)
+        if planned.isEmpty, let next = plannedFetch(handler, now: now) { planned = [next] }
+        return UsageReport(
+            handler: name, learns: handler.learnsUsage, sources: handler.usage.map(\.rawValue),
+            daysOfUse: model.daysOfUse, weekByHour: week,
+            recentUses: recent.map { UsageReport.Use(at: $0.at, utcOffsetSeconds: $0.utcOffsetSeconds, source: $0.source) },
+            plannedFetches: planned.map { UsageReport.Planned(at: $0.date, reason: $0.reason) })
     }
 
     /// Planned times of the learning handlers, for the scheduler.

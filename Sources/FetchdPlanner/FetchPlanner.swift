@@ -81,6 +81,15 @@ public struct FetchPlanner: Sendable {
         return first
     }
 
+    /// The fetches planned for the next 24 hours, earliest first (what `fetchctl usage` shows);
+    /// empty before the model is warm.
+    public func plan(now: Date, model: UsageModel, recentFetches: [Date]) -> [Decision] {
+        guard model.isWarm else { return [] }
+        return greedyPlan(now: now, expected: model.forecast(from: now, bins: Self.horizonBins), past: recentFetches,
+                          floor: earliestAllowed(now: now, recentFetches: recentFetches),
+                          offsetSeconds: model.sessions.last?.utcOffsetSeconds ?? 0)
+    }
+
     /// The earliest moment the floor (`min_interval`) and the rolling budget allow.
     func earliestAllowed(now: Date, recentFetches: [Date]) -> Date {
         var floor = now

@@ -142,6 +142,13 @@ struct EndToEndTests {
         #expect(unknown.status == 1 && unknown.output.contains("no handler named \"nope\""), "\(unknown.output)")
         let status = try daemon.fetchctl(["status"])
         #expect(status.output.contains("planned from usage:\n  news: cold start"), "\(status.output)")
+        let usage = try daemon.fetchctl(["usage", "news"])
+        #expect(usage.status == 0 && usage.output.contains("news: usage sources explicit; 1 day(s) of use remembered"),
+                "\(usage.output)")
+        #expect(usage.output.contains("\nSun  ") && usage.output.contains("  explicit\n"), "\(usage.output)")
+        let lines = usage.output.split(separator: "\n")
+        // The hour of the use is the darkest cell of its day's row.
+        #expect(lines.contains { $0.contains("██") }, "\(usage.output)")
         daemon.stopAndReadLog()
     }
 
