@@ -41,7 +41,9 @@ let package = Package(
         // Vocabulary shared by every module: results, durations, names, defaults.
         .target(name: "FetchdCore"),
         // Usage learning and fetch planning: pure, shared by the daemon and `fetchctl simulate`.
-        .target(name: "FetchdPlanner"),
+        // Optimised even in debug builds: the tests replay weeks of usage through it, which
+        // takes a minute unoptimised and seconds optimised.
+        .target(name: "FetchdPlanner", swiftSettings: [.unsafeFlags(["-O"])]),
         // TOML configuration: loading, validation, diagnostics with file/line/key.
         .target(
             name: "FetchdConfig",

@@ -39,10 +39,12 @@ extension FetchCoordinator {
             return plan.decision
         }
         let (model, planner, attempts) = planningInputs(handler, now: now)
+        let results = ((try? state.history(of: handler.name, limit: 10)) ?? []).map(\.result)
         // Never fetched: at once, like any new handler.
         let decision = attempts.isEmpty
             ? FetchPlanner.Decision(date: now, reason: "first fetch")
-            : planner.next(now: now, model: model, recentFetches: attempts)
+            : planner.next(now: now, model: model, recentFetches: attempts,
+                           feedback: FetchPlanner.Feedback(resultsNewestFirst: results))
         plans[handler.name] = (decision, now)
         return decision
     }

@@ -67,19 +67,17 @@ public struct Simulator: Sendable {
         let planner = FetchPlanner(limits: limits)
         var model = UsageModel(settings: settings)
         var random = SplitMix(seed: 42)
-        var attempts = [start], fresh = start, failures = 0
+        var attempts = [start], fresh = start, results = ["newData"]
         var staleness: [Double] = [], useIndex = 0
         var planningTime = Duration.zero, decisions = 0
         var now = start
         while useIndex < uses.count {
             let clock = ContinuousClock(), began = clock.now
-            var next = planner.next(now: now, model: model, recentFetches: Array(attempts.suffix(limits.budgetPerDay))).date
+            // The daemon's own rules, results fed back included (the simulated fetches bring new data).
+            let next = planner.next(now: now, model: model, recentFetches: Array(attempts.suffix(limits.budgetPerDay)),
+                                    feedback: FetchPlanner.Feedback(resultsNewestFirst: results.suffix(10).reversed())).date
             planningTime += clock.now - began
             decisions += 1
-            if failures > 0 {  // back off exponentially with jitter, up to an hour; never give up
-                let backoff = min(3600, 60 * pow(2, Double(failures - 1))) * (0.9 + 0.2 * random.unit())
-                next = max(next, attempts.last!.addingTimeInterval(backoff))
-            }
             let use = uses[useIndex]
             if use.date <= next {
                 now = use.date
@@ -89,7 +87,12 @@ public struct Simulator: Sendable {
             } else {
                 now = next
                 attempts.append(next)
-                if random.unit() < failureRate { failures += 1 } else { failures = 0; fresh = next }
+                if random.unit() < failureRate {
+                    results.append("failed")
+                } else {
+                    results.append("newData")
+                    fresh = next
+                }
             }
         }
         let adaptive = Self.metrics(staleness: staleness, fetches: attempts.count, days: days)

@@ -1,4 +1,4 @@
-import FetchdPlanner
+@testable import FetchdPlanner
 import Foundation
 import Testing
 
@@ -40,6 +40,13 @@ struct PlannerTests {
         return try UsageTrace.read(path: url.path)
     }
 
+    static let traceNames = ["habit-office", "habit-shift", "night-owl", "random-user", "bursty-dst"]
+
+    /// Each trace simulated once, shared by the tests (a debug-build simulation takes seconds).
+    static let reports: [String: Simulator.Report] = Dictionary(uniqueKeysWithValues: traceNames.map { name in
+        (name, Simulator(limits: limits).run((try? trace(name)) ?? []))
+    })
+
     @Test func coldStartBehavesLikeAPlainInterval() {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         let decision = FetchPlanner(limits: Self.limits).next(now: now, model: UsageModel(), recentFetches: [now])
@@ -63,8 +70,9 @@ struct PlannerTests {
     }
 
     @Test func theBudgetAndTheFloorHoldOnEveryTrace() throws {
-        for name in ["habit-office", "habit-shift", "night-owl", "random-user", "bursty-dst"] {
-            let fetches = Simulator(limits: Self.limits).run(try Self.trace(name)).fetchTimes
+        for name in Self.traceNames {
+            let fetches = try #require(Self.reports[name]).fetchTimes
+            #expect(fetches.count > 100, "\(name): the trace did not load")
             for (index, fetch) in fetches.enumerated() {
                 if index > 0 { #expect(fetch.timeIntervalSince(fetches[index - 1]) >= 300 - 1e-6, "\(name)") }
                 let window = fetches[index...].prefix { $0.timeIntervalSince(fetch) < 86_400 }
@@ -75,7 +83,7 @@ struct PlannerTests {
 
     @Test func habitsBeatTheFixedIntervalByFar() throws {
         for name in ["habit-office", "habit-shift", "night-owl"] {
-            let report = Simulator(limits: Self.limits).run(try Self.trace(name))
+            let report = try #require(Self.reports[name])
             // Floors for what the planner reaches today (README, Performance), not the goals.
             #expect(report.adaptive.medianStalenessMinutes <= 0.25 * report.fixedInterval.medianStalenessMinutes, "\(name)")
             #expect(report.adaptive.freshAtUse >= 0.5, "\(name): \(report.adaptive)")
@@ -86,7 +94,7 @@ struct PlannerTests {
 
     @Test func emittedFetchTimesGiveTheSameMetrics() throws {
         let uses = try Self.trace("habit-office")
-        let report = Simulator(limits: Self.limits).run(uses)
+        let report = try #require(Self.reports["habit-office"])
         // Recompute fresh-at-use from the fetch times alone, as anyone could from --emit-fetches.
         let text = report.fetchTimes.map { UsageTrace.format($0, offsetSeconds: 8 * 3600) }.joined(separator: "\n")
         let fetches = try UsageTrace.parse(text).map(\.date)
@@ -95,5 +103,40 @@ struct PlannerTests {
             return use.date.timeIntervalSince(last) <= 15 * 60
         }
         #expect(abs(Double(fresh.count) / Double(uses.count) - report.adaptive.freshAtUse) < 1e-9)
+    }
+}
+
+/// Results fed back into the plan.
+struct FeedbackTests {
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+    let planner = FetchPlanner(limits: .init(budgetPerDay: 12, minIntervalSeconds: 0, maxStalenessSeconds: 86_400))
+
+    @Test func feedbackIsReadFromTheResults() {
+        let feedback = FetchPlanner.Feedback(resultsNewestFirst: ["failed", "expired", "noData", "noData", "newData", "expired"])
+        #expect(feedback.consecutiveFailures == 2 && feedback.noDataRun == 2 && feedback.recentOverruns == 2)
+    }
+
+    @Test func failuresBackOffExponentiallyWithJitterAndNeverStop() {
+        var waits: [Double] = []
+        for failures in 1...12 {
+            let decision = planner.next(now: now, model: UsageModel(), recentFetches: [now],
+                                        feedback: .init(resultsNewestFirst: Array(repeating: "failed", count: failures)))
+            waits.append(decision.date.timeIntervalSince(now))
+            #expect(decision.reason.hasPrefix("failed \(failures) time(s) in a row: retry after"), "\(decision.reason)")
+        }
+        // 1, 2, 4, 8 ... minutes (±20 %), capped at an hour: never longer, never given up.
+        #expect((48...72).contains(waits[0]) && waits[2] > waits[1] && waits[3] > waits[2], "\(waits)")
+        #expect(waits.allSatisfy { $0 <= 1.2 * 3600 })
+        #expect(waits.suffix(4).allSatisfy { (0.8 * 3600...1.2 * 3600).contains($0) }, "\(waits)")
+    }
+
+    @Test func aRunOfNoDataLowersTheBudgetAndNewDataRestoresIt() {
+        let quiet = FetchPlanner.Feedback(resultsNewestFirst: Array(repeating: "noData", count: 6))
+        #expect(planner.budget(after: quiet).perDay == 4)
+        #expect(planner.budget(after: quiet).reason?.contains("6 × no new data") == true)
+        let lively = FetchPlanner.Feedback(resultsNewestFirst: ["newData"] + Array(repeating: "noData", count: 6))
+        #expect(planner.budget(after: lively).perDay == 12 && planner.budget(after: lively).reason == nil)
+        let overrunning = FetchPlanner.Feedback(resultsNewestFirst: ["newData", "expired", "expired", "expired"])
+        #expect(planner.budget(after: overrunning).perDay == 7)
     }
 }
