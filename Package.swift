@@ -106,7 +106,7 @@ let package = Package(
         .executableTarget(
             name: "fetchctl",
             dependencies: [
-                "FetchdControl", "FetchdConfig", "FetchdCore", "FetchdSystemd", "FetchdPlanner",
+                "FetchdControl", "FetchdConfig", "FetchdCore", "FetchdSystemd", "FetchdPlanner", "FetchdState",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -198,6 +198,19 @@ public final class StateStore: Sendable {
         }
     }
 
+    /// The uses of `handler` recorded in the database at `path`, opened read-only (for
+    /// `fetchctl simulate --from-state` beside a running daemon), oldest first.
+    public static func uses(inDatabaseAt path: String, of handler: String) throws -> [UsageRecord] {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        return try queue.read { db in
+            try Row.fetchAll(db, sql: "SELECT at, utc_offset_seconds, source FROM usage_event WHERE handler = ? ORDER BY at, id",
+                             arguments: [handler])
+                .map { UsageRecord(at: $0["at"], utcOffsetSeconds: $0["utc_offset_seconds"], source: $0["source"]) }
+        }
+    }
+
     /// When the newest `limit` fetches of `handler` started, oldest first (the planner's budget).
     public func recentAttempts(of handler: String, limit: Int) throws -> [Date] {
         try pool.read { db in

@@ -1,6 +1,8 @@
 import ArgumentParser
+import FetchdConfig
 import FetchdCore
 import FetchdPlanner
+import FetchdState
 import Foundation
 
 /// `fetchctl simulate --usage FILE`: replays a usage trace through the daemon's own model and
@@ -14,16 +16,22 @@ struct Simulate: ParsableCommand {
             Fetches succeed at once unless --failure-rate is given.
             """)
 
-    @Option(name: .long, help: "The usage trace.")
-    var usage: String
-    @Option(name: .long, help: "Fetches per day, e.g. 12/day or 1/hour.")
-    var budget = "12/day"
-    @Option(name: .customLong("min-interval"), help: "The least time between fetches.")
-    var minInterval = "5m"
-    @Option(name: .customLong("max-staleness"), help: "The content is never older than this.")
-    var maxStaleness = "1d"
-    @Option(name: .long, help: "How long before a predicted use its fetch is made.")
-    var lead = "2m"
+    @Option(name: .long, help: "The usage trace (or --from-state).")
+    var usage: String?
+    @Flag(name: .customLong("from-state"), help: "Replay the uses recorded on this machine for --handler.")
+    var fromState = false
+    @Option(name: .long, help: "Take the limits (and with --from-state, the state directory) from this config.")
+    var config: String?
+    @Option(name: .long, help: "The handler whose limits (and recorded uses) to take.")
+    var handler: String?
+    @Option(name: .long, help: "Fetches per day, e.g. 12/day or 1/hour (default: the handler's, else 12/day).")
+    var budget: String?
+    @Option(name: .customLong("min-interval"), help: "The least time between fetches (default: the handler's, else 5m).")
+    var minInterval: String?
+    @Option(name: .customLong("max-staleness"), help: "The content is never older than this (default: the handler's, else 1d).")
+    var maxStaleness: String?
+    @Option(name: .long, help: "How long before a predicted use its fetch is made (default: the handler's, else 2m).")
+    var lead: String?
     @Option(name: .customLong("failure-rate"), help: "The share of fetches that fail, 0 to 1.")
     var failureRate = 0.0
     @Option(name: .customLong("emit-fetches"), help: "Write every adaptive fetch time here, one per line.")
@@ -32,12 +40,9 @@ struct Simulate: ParsableCommand {
     var json = false
 
     func run() throws {
-        let uses: [UsageEvent]
-        do { uses = try UsageTrace.read(path: usage) } catch { throw CleanExit.failure("fetchctl: \(error)") }
-        var simulator = Simulator(limits: FetchPlanner.Limits(
-            budgetPerDay: try Self.perDay(budget), minIntervalSeconds: try Self.seconds(minInterval, "--min-interval"),
-            maxStalenessSeconds: try Self.seconds(maxStaleness, "--max-staleness"),
-            leadSeconds: try Self.seconds(lead, "--lead")))
+        let (limits, databasePath) = try resolveLimits()
+        let uses = try loadUses(databasePath: databasePath)
+        var simulator = Simulator(limits: limits)
         guard (0...1).contains(failureRate) else { throw CleanExit.failure("fetchctl: --failure-rate must be between 0 and 1") }
         simulator.failureRate = failureRate
         let report = simulator.run(uses)
@@ -67,18 +72,57 @@ struct Simulate: ParsableCommand {
         print(String(format: "planning: %.0f µs per decision", report.planningMicroseconds))
     }
 
-    /// `12/day`, `2/hour`, or a bare number (per day).
+    /// The planner's limits: options first, then the handler's config, then the defaults; and
+    /// the state database the config names.
+    private func resolveLimits() throws -> (FetchPlanner.Limits, String) {
+        var handlerConfig: HandlerConfig?
+        var databasePath = DaemonConfig().databasePath
+        if let config {
+            let loaded: LoadedConfig
+            do { loaded = try ConfigLoader.load(mainFile: config) } catch {
+                throw CleanExit.failure("fetchctl: \(error.description)")
+            }
+            databasePath = loaded.daemon.databasePath
+            if let handler {
+                guard let found = loaded.handler(named: handler) else {
+                    throw CleanExit.failure("fetchctl: \(config) defines no valid handler named \"\(handler)\"")
+                }
+                handlerConfig = found
+            }
+        }
+        let configuredInterval: Double? = handlerConfig.flatMap {
+            if case .seconds(let seconds) = $0.minInterval { seconds } else { 0 }
+        }
+        return (FetchPlanner.Limits(
+            budgetPerDay: try budget.map(Self.perDay) ?? handlerConfig?.budgetPerDay ?? Defaults.budgetPerDay,
+            minIntervalSeconds: try minInterval.map { try Self.seconds($0, "--min-interval") } ?? configuredInterval ?? 300,
+            maxStalenessSeconds: try maxStaleness.map { try Self.seconds($0, "--max-staleness") }
+                ?? handlerConfig?.maxStalenessSeconds ?? Defaults.maxStalenessSeconds,
+            leadSeconds: try lead.map { try Self.seconds($0, "--lead") } ?? handlerConfig?.leadSeconds ?? Defaults.leadSeconds),
+            databasePath)
+    }
+
+    /// The trace file, or the uses recorded in the state database.
+    private func loadUses(databasePath: String) throws -> [UsageEvent] {
+        if fromState {
+            guard let handler else { throw CleanExit.failure("fetchctl: --from-state needs --handler NAME") }
+            do {
+                return try StateStore.uses(inDatabaseAt: databasePath, of: handler)
+                    .map { UsageEvent(date: $0.at, utcOffsetSeconds: $0.utcOffsetSeconds) }
+            } catch {
+                throw CleanExit.failure("fetchctl: cannot read the uses of \(handler) from \(databasePath): \(error)")
+            }
+        }
+        guard let usage else { throw CleanExit.failure("fetchctl: give --usage FILE, or --from-state --handler NAME") }
+        do { return try UsageTrace.read(path: usage) } catch { throw CleanExit.failure("fetchctl: \(error)") }
+    }
+
+    /// A budget as the config spells it (`12/day`, `1/hour`, `20/week`), in fetches per day.
     static func perDay(_ text: String) throws -> Int {
-        let parts = text.split(separator: "/")
-        guard let count = Double(parts.first ?? ""), count > 0, parts.count <= 2 else {
-            throw CleanExit.failure("fetchctl: --budget \"\(text)\" is not a rate; expected e.g. 12/day or 1/hour")
+        guard let perDay = HandlerConfig.fetchesPerDay(text) else {
+            throw CleanExit.failure("fetchctl: --budget \"\(text)\" is not a fetch budget; expected e.g. 12/day or 1/hour")
         }
-        switch parts.count == 2 ? String(parts[1]) : "day" {
-        case "day", "d": return max(1, Int(count.rounded()))
-        case "hour", "h": return max(1, Int((count * 24).rounded()))
-        case "week", "w": return max(1, Int((count / 7).rounded()))
-        default: throw CleanExit.failure("fetchctl: --budget \"\(text)\": the unit must be day, hour or week")
-        }
+        return perDay
     }
 
     static func seconds(_ text: String, _ option: String) throws -> Double {

@@ -128,7 +128,7 @@ struct EndToEndTests {
             [[handler]]
             name = "news"
             kind = "exec"
-            command = ["/bin/true"]
+            command = ["/bin/sh", "-c", "echo news > \\"$FETCHD_OUTPUT\\""]
             min_interval = "10m"
             usage = ["explicit"]
             """)
@@ -149,6 +149,12 @@ struct EndToEndTests {
         let lines = usage.output.split(separator: "\n")
         // The hour of the use is the darkest cell of its day's row.
         #expect(lines.contains { $0.contains("██") }, "\(usage.output)")
+        // The simulator replays the uses recorded here, with the handler's own limits.
+        let simulated = try DaemonProcess.run(TestBinaries.path(of: "fetchctl"), [
+            "simulate", "--from-state", "--config", daemon.configPath, "--handler", "news", "--json"])
+        #expect(simulated.status == 0 && simulated.output.contains("\"uses\" : 1"), "\(simulated.output)")
+        let missing = try DaemonProcess.run(TestBinaries.path(of: "fetchctl"), ["simulate", "--from-state"])
+        #expect(missing.status == 1 && missing.output.contains("--from-state needs --handler NAME"), "\(missing.output)")
         daemon.stopAndReadLog()
     }
 
