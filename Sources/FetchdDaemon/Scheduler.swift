@@ -39,14 +39,28 @@ public enum Scheduler {
     /// instant must not miss it by the microseconds the wake took to arrive.
     public static let dueTolerance: TimeInterval = 0.1
 
-    /// Handlers eligible at `now`, in config order.
+    /// How much earlier than planned a usage-planned handler may run, so that handlers planned
+    /// close together share one wake (fewer device wake-ups) instead of waking the machine each.
+    public static let coalesceSeconds: TimeInterval = 120
+
+    /// Handlers eligible at `now`, in config order. A wake that runs something also takes the
+    /// usage-planned handlers due within `coalesceSeconds`, if their `min_interval` allows.
     public static func due(_ handlers: [HandlerConfig], states: [String: HandlerState], now: Date,
                            planned: [String: Date] = [:]) -> [HandlerConfig] {
-        handlers.filter { handler in
-            guard let eligible = nextEligible(handler, state: states[handler.name], now: now,
-                                              planned: planned[handler.name]) else { return false }
-            return eligible <= now.addingTimeInterval(dueTolerance)
+        let eligible = handlers.map { handler in
+            nextEligible(handler, state: states[handler.name], now: now, planned: planned[handler.name])
         }
+        let strict = eligible.map { $0.map { $0 <= now.addingTimeInterval(dueTolerance) } ?? false }
+        guard strict.contains(true) else { return [] }
+        return handlers.indices.filter { index in
+            guard let date = eligible[index] else { return false }
+            if strict[index] { return true }
+            let handler = handlers[index]
+            guard planned[handler.name] != nil, date <= now.addingTimeInterval(coalesceSeconds) else { return false }
+            // Early, but never inside the handler's own floor.
+            let floor = nextEligible(handler, state: states[handler.name], now: now) ?? .distantFuture
+            return floor <= now.addingTimeInterval(dueTolerance)
+        }.map { handlers[$0] }
     }
 
     /// When to wake next: the earliest eligibility, but at least every heartbeat. Pass only

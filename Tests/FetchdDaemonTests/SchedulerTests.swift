@@ -22,6 +22,19 @@ struct SchedulerTests {
         return state
     }
 
+    @Test func plannedHandlersCloseTogetherShareOneWake() {
+        let handlers = ["a", "b", "c", "d"].map { handler($0, .seconds(600)) }
+        var states = Dictionary(uniqueKeysWithValues: handlers.map { ($0.name, state($0.name, lastAttempt: 3600)) })
+        states["d"] = state("d", lastAttempt: 300)
+        let planned = ["a": now, "b": now.addingTimeInterval(90), "c": now.addingTimeInterval(200),
+                       "d": now.addingTimeInterval(60)]
+        // b is 90 s away: it joins a's wake; c is too far; d's min_interval (10 min) is not over yet.
+        #expect(Scheduler.due(handlers, states: states, now: now, planned: planned).map(\.name) == ["a", "b"])
+        // Nothing due now: nothing runs early either (an early run needs a wake that happens anyway).
+        let later = planned.mapValues { $0.addingTimeInterval(30) }
+        #expect(Scheduler.due(handlers, states: states, now: now, planned: later).isEmpty)
+    }
+
     @Test func neverRunHandlersAreDueAtOnce() {
         let handlers = [handler("a", .seconds(3600)), handler("b", .minimum)]
         #expect(Scheduler.due(handlers, states: [:], now: now).map(\.name) == ["a", "b"])
