@@ -32,6 +32,8 @@ public struct DaemonConfig: Sendable, Equatable {
     public var socketMode: Int = Defaults.socketMode
     /// A group whose members may use the control socket besides root and the daemon's user.
     public var controlGroup: String?
+    /// Fetches per rolling 24 hours of all usage-planned handlers together; nil: no shared cap.
+    public var globalBudgetPerDay: Int?
 
     /// A configuration with every default.
     public init() {}
@@ -49,7 +51,7 @@ public struct DaemonConfig: Sendable, Equatable {
         "cache_dir", "state_dir", "runtime_dir", "socket", "handlers_dir", "max_concurrent",
         "http_max_transfers", "http_max_host_connections",
         "default_deadline", "max_deadline", "kill_grace", "heartbeat", "cache_max_bytes",
-        "socket_mode", "control_group",
+        "socket_mode", "control_group", "global_budget",
     ]
 
     /// Reads the main file's table, recording problems in `reader`.
@@ -87,6 +89,13 @@ public struct DaemonConfig: Sendable, Equatable {
             }
         }
         config.controlGroup = reader.string("control_group").flatMap { $0.isEmpty ? nil : $0 }
+        if let text = reader.string("global_budget"), !text.isEmpty {
+            if let perDay = HandlerConfig.fetchesPerDay(text, maximum: 1_000_000) {
+                config.globalBudgetPerDay = perDay
+            } else {
+                reader.report("global_budget", "\"\(text)\" is not a fetch budget; expected e.g. \"200/day\", or \"\" for none")
+            }
+        }
         reader.reportUnknownKeys(known: knownKeys + ["handler"])
         return config
     }

@@ -38,8 +38,8 @@ extension HandlerConfig {
         if let seconds = reader.durationSeconds("lead", in: 0...3600) { leadSeconds = seconds }
     }
 
-    /// `12/day`, `1/hour`, `20/week` as fetches per day (at least one), or nil.
-    public static func fetchesPerDay(_ text: String) -> Int? {
+    /// `12/day`, `1/hour`, `20/week` as fetches per day (1 to `maximum`), or nil.
+    public static func fetchesPerDay(_ text: String, maximum: Int = 1440) -> Int? {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, let count = Double(parts[0]), count > 0, count.isFinite else { return nil }
         let perDay: Double
@@ -50,6 +50,6 @@ extension HandlerConfig {
         default: return nil
         }
         let rounded = Int(perDay.rounded())
-        return (1...1440).contains(rounded) ? rounded : nil
+        return (1...maximum).contains(rounded) ? rounded : nil
     }
 }

@@ -9,10 +9,16 @@ extension FetchCoordinator {
     public func status(markSeen: Bool) -> StatusReport {
         let states = (try? state.allStates()) ?? [:]
         if markSeen { try? state.markSeen() }
+        let globalFloor = globalBudgetFloor(now: Date())
         let handlers = config.handlers.map { handler in
             let handlerState = states[handler.name]
             let snapshot = snapshots.latestContentPath(of: handler.name)
-            let plan = plannedFetch(handler)
+            var plan = plannedFetch(handler)
+            if var held = plan, let floor = globalFloor, floor > held.date {
+                held.date = floor
+                held.reason += "; global_budget spent until then"
+                plan = held
+            }
             var status = HandlerStatus(
                 name: handler.name, kind: handler.kind.rawValue, enabled: handler.enabled,
                 running: isRunning(handler.name), lastResult: handlerState?.lastResult,

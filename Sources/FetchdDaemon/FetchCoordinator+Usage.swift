@@ -83,12 +83,23 @@ extension FetchCoordinator {
             plannedFetches: planned.map { UsageReport.Planned(at: $0.date, reason: $0.reason) })
     }
 
-    /// Planned times of the learning handlers, for the scheduler.
+    /// Planned times of the learning handlers, for the scheduler, held back by the shared
+    /// budget (`global_budget`) when it is spent.
     func plannedDates(now: Date) -> [String: Date] {
         var dates: [String: Date] = [:]
+        let floor = globalBudgetFloor(now: now)
         for handler in config.handlers where handler.learnsUsage {
-            if let decision = plannedFetch(handler, now: now) { dates[handler.name] = decision.date }
+            if let decision = plannedFetch(handler, now: now) { dates[handler.name] = max(decision.date, floor ?? .distantPast) }
         }
         return dates
+    }
+
+    /// When `global_budget` allows the next usage-planned fetch, if it is spent now.
+    func globalBudgetFloor(now: Date) -> Date? {
+        guard let budget = config.daemon.globalBudgetPerDay else { return nil }
+        let names = config.handlers.filter(\.learnsUsage).map(\.name)
+        let recent = (try? state.attempts(of: names, since: now.addingTimeInterval(-86_400))) ?? []
+        guard recent.count >= budget else { return nil }
+        return recent[recent.count - budget].addingTimeInterval(86_400)
     }
 }

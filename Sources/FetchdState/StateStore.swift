@@ -211,6 +211,16 @@ public final class StateStore: Sendable {
         }
     }
 
+    /// When the fetches of any of `handlers` since `date` started, oldest first (a shared budget).
+    public func attempts(of handlers: [String], since date: Date) throws -> [Date] {
+        guard !handlers.isEmpty else { return [] }
+        let marks = Array(repeating: "?", count: handlers.count).joined(separator: ", ")
+        return try pool.read { db in
+            try Date.fetchAll(db, sql: "SELECT started_at FROM fetch_history WHERE started_at >= ? AND handler IN (\(marks)) ORDER BY started_at",
+                              arguments: StatementArguments([Self.text(date)] + handlers))
+        }
+    }
+
     /// When the newest `limit` fetches of `handler` started, oldest first (the planner's budget).
     public func recentAttempts(of handler: String, limit: Int) throws -> [Date] {
         try pool.read { db in

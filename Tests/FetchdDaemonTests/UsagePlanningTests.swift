@@ -1,5 +1,5 @@
 import FetchdConfig
-import FetchdDaemon
+@testable import FetchdDaemon
 import FetchdTestSupport
 import Foundation
 import Testing
@@ -62,5 +62,32 @@ struct UsagePlanningTests {
         #expect(await coordinator.plannedFetch(plain) == nil)
         #expect(await coordinator.recordUse("plain", source: .explicit) == .recorded(next: nil))
         #expect(await coordinator.recordUse("nope", source: .explicit) == .unknownHandler)
+    }
+
+    @Test func theGlobalBudgetHoldsBackEveryPlannedHandler() async throws {
+        let directory = try TemporaryDirectory("usage")
+        defer { directory.remove() }
+        let coordinator = try TestConfig.coordinator(in: directory, main: "global_budget = \"2/day\"", handlers: """
+            [[handler]]
+            name = "a"
+            kind = "exec"
+            command = ["/bin/sh", "-c", "date +%s%N > \\"$FETCHD_OUTPUT\\""]
+            usage = ["explicit"]
+
+            [[handler]]
+            name = "b"
+            kind = "exec"
+            command = ["/bin/sh", "-c", "date +%s%N > \\"$FETCHD_OUTPUT\\""]
+            usage = ["explicit"]
+            """)
+        let first = Date()
+        #expect(await coordinator.runDue(trigger: .manual).count == 2)
+        // Two fetches in the last 24 h: the shared budget is spent until the first is a day old.
+        let floor = try #require(await coordinator.globalBudgetFloor(now: Date()))
+        #expect(floor > first.addingTimeInterval(86_400 - 60) && floor < Date().addingTimeInterval(86_400))
+        let planned = await coordinator.plannedDates(now: Date())
+        #expect(planned.count == 2 && planned.values.allSatisfy { $0 >= floor }, "\(planned)")
+        let status = await coordinator.status(markSeen: false)
+        #expect(status.handlers.allSatisfy { $0.planReason?.contains("global_budget spent") == true })
     }
 }
