@@ -29,6 +29,11 @@ public struct UsageModel: Sendable {
     /// The spread of one use over neighbouring bins (habits jitter by minutes).
     static let kernel: [(offset: Int, weight: Double)] = [(-2, 0.1), (-1, 0.2), (0, 0.4), (1, 0.2), (2, 0.1)]
 
+    /// How long after a use the habit that produced it counts as consumed for the day (seconds),
+    /// and how much of its expected use is left then.
+    static let consumedSeconds = 45.0 * 60
+    static let consumedShare = 0.25
+
     /// The settings in force.
     public var settings: Settings
     /// Sessions (folded uses), oldest first.
@@ -115,6 +120,14 @@ public struct UsageModel: Sendable {
         var expected = (0..<bins).map { index -> Double in
             let local = LocalTime(start.addingTimeInterval(Double(index * Self.binMinutes * 60)), offsetSeconds: offset)
             return profile[local.weekday][local.minuteOfDay / Self.binMinutes]
+        }
+        // A habit's use that already happened today is not expected again: damp the profile
+        // around it, so the budget goes to the uses still to come, not to the one just seen.
+        if let last = sessions.last {
+            for index in 0..<bins {
+                let time = start.addingTimeInterval(Double(index * Self.binMinutes * 60)).timeIntervalSince(last.date)
+                if time >= 0 && time < Self.consumedSeconds { expected[index] *= Self.consumedShare }
+            }
         }
         // After a recent use, its likely follow-up, spread over the next hour.
         if let last = sessions.last {
