@@ -49,7 +49,8 @@ extension HandlerConfig {
         case "week", "w": perDay = count / 7
         default: return nil
         }
-        let rounded = Int(perDay.rounded())
-        return (1...maximum).contains(rounded) ? rounded : nil
+        // Checked before converting: Int(1e300) would trap.
+        guard perDay.rounded() >= 1, perDay.rounded() <= Double(maximum) else { return nil }
+        return Int(perDay.rounded())
     }
 }

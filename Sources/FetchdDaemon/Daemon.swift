@@ -84,7 +84,8 @@ public struct Daemon {
         if let debugStallAfter {
             services.append(.init(service: DebugStallService(coordinator: coordinator, after: debugStallAfter)))
         }
-        let readWatcher = ReadWatcher(coordinator: coordinator, cacheDirectory: config.daemon.cacheDirectory, logger: logger)
+        let readWatcher = ReadWatcher(coordinator: coordinator, cacheDirectory: config.daemon.cacheDirectory, logger: logger,
+                                      onUse: { scheduler.wake() })
         services += [
             .init(service: control),
             .init(service: readWatcher),

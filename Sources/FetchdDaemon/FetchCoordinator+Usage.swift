@@ -45,7 +45,7 @@ extension FetchCoordinator {
             ? FetchPlanner.Decision(date: now, reason: "first fetch")
             : planner.next(now: now, model: model, recentFetches: attempts,
                            feedback: FetchPlanner.Feedback(resultsNewestFirst: results))
-        plans[handler.name] = (decision, now)
+        plans[handler.name] = (decision, planner.earliestAllowed(now: now, recentFetches: attempts), now)
         return decision
     }
 
@@ -56,9 +56,10 @@ extension FetchCoordinator {
         for use in uses { model.add(UsageEvent(date: use.at, utcOffsetSeconds: use.utcOffsetSeconds)) }
         let attempts = (try? state.recentAttempts(of: handler.name, limit: handler.budgetPerDay)) ?? []
         let minInterval: Double = if case .seconds(let seconds) = handler.minInterval { seconds } else { 0 }
-        let planner = FetchPlanner(limits: .init(
+        var planner = FetchPlanner(limits: .init(
             budgetPerDay: handler.budgetPerDay, minIntervalSeconds: minInterval,
             maxStalenessSeconds: handler.maxStalenessSeconds, leadSeconds: handler.leadSeconds))
+        planner.localOffset = { TimeZone.current.secondsFromGMT(for: $0) }
         return (model, planner, attempts)
     }
 
@@ -94,12 +95,30 @@ extension FetchCoordinator {
         return dates
     }
 
-    /// When `global_budget` allows the next usage-planned fetch, if it is spent now.
-    func globalBudgetFloor(now: Date) -> Date? {
+    /// The earliest each planned handler may run at all (`min_interval` and its own budget): a
+    /// wake may run it a little before its planned time, never before this.
+    func plannedFloors() -> [String: Date] { plans.mapValues(\.floor) }
+
+    /// The usage-planned fetches of the last 24 hours and `global_budget`, when one is set.
+    private func globalBudgetUse(now: Date) -> (recent: [Date], budget: Int)? {
         guard let budget = config.daemon.globalBudgetPerDay else { return nil }
         let names = config.handlers.filter(\.learnsUsage).map(\.name)
-        let recent = (try? state.attempts(of: names, since: now.addingTimeInterval(-86_400))) ?? []
-        guard recent.count >= budget else { return nil }
+        return ((try? state.attempts(of: names, since: now.addingTimeInterval(-86_400))) ?? [], budget)
+    }
+
+    /// When `global_budget` allows the next usage-planned fetch, if it is spent now.
+    func globalBudgetFloor(now: Date) -> Date? {
+        guard let (recent, budget) = globalBudgetUse(now: now), recent.count >= budget else { return nil }
         return recent[recent.count - budget].addingTimeInterval(86_400)
+    }
+
+    /// `due` without the usage-planned handlers the shared budget has no room for in this wake
+    /// (earliest planned first).
+    func withinGlobalBudget(_ due: [HandlerConfig], planned: [String: Date], now: Date) -> [HandlerConfig] {
+        guard let (recent, budget) = globalBudgetUse(now: now) else { return due }
+        let room = max(0, budget - recent.count)
+        let plannedDue = due.filter { planned[$0.name] != nil }.sorted { planned[$0.name]! < planned[$1.name]! }
+        let allowed = Set(plannedDue.prefix(room).map(\.name))
+        return due.filter { planned[$0.name] == nil || allowed.contains($0.name) }
     }
 }

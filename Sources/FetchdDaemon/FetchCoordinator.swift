@@ -32,7 +32,9 @@ public actor FetchCoordinator {
     let committer: ResultCommitter
     /// The usage planner's latest decision per learning handler, and when it was made;
     /// dropped when the handler is used or fetched.
-    var plans: [String: (decision: FetchPlanner.Decision, madeAt: Date)] = [:]
+    var plans: [String: (decision: FetchPlanner.Decision, floor: Date, madeAt: Date)] = [:]
+    /// When each handler's latest fetch finished.
+    private var finishedAt: [String: Date] = [:]
     /// Handlers running now, with the callers waiting for their result.
     private var running: [String: [CheckedContinuation<FetchRecord, Never>]] = [:]
 
@@ -52,6 +54,12 @@ public actor FetchCoordinator {
     /// Whether `name` is running now.
     func isRunning(_ name: String) -> Bool { running[name] != nil }
 
+    /// Whether `name` is running or finished less than `seconds` ago (its own program's file
+    /// accesses may still be arriving from inotify).
+    func ranRecently(_ name: String, within seconds: Double = 2) -> Bool {
+        running[name] != nil || finishedAt[name].map { Date().timeIntervalSince($0) < seconds } ?? false
+    }
+
     /// libcurl's connection caps, from the same settings as the slots.
     static func httpLimits(_ daemon: DaemonConfig) -> HTTPClient.Limits {
         HTTPClient.Limits(maxConnections: daemon.httpMaxTransfers, maxHostConnections: daemon.httpMaxHostConnections)
@@ -63,8 +71,10 @@ public actor FetchCoordinator {
     @discardableResult
     public func runDue(trigger: FetchTrigger = .timer, now: Date = Date()) async -> [FetchRecord] {
         let states = (try? state.allStates()) ?? [:]
-        let due = Scheduler.due(config.handlers, states: states, now: now, planned: plannedDates(now: now))
-            .filter { running[$0.name] == nil }
+        let planned = plannedDates(now: now)
+        let due = withinGlobalBudget(Scheduler.due(config.handlers, states: states, now: now, planned: planned,
+                                                   floors: plannedFloors()).filter { running[$0.name] == nil },
+                                     planned: planned, now: now)
         guard !due.isEmpty else { return [] }
         logger.debug("wake: \(due.count) handler(s) due: \(due.map(\.name).joined(separator: ", "))")
         // A bounded window of tasks, not one per due handler: ten thousand due handlers would
@@ -137,6 +147,7 @@ public actor FetchCoordinator {
         running[name] = []
         let record = await execute(handler, trigger: trigger, state: state)
         let waiters = running.removeValue(forKey: name) ?? []
+        finishedAt[name] = Date()
         waiters.forEach { $0.resume(returning: record) }
         return record
     }

@@ -12,9 +12,10 @@ import Glibc
 /// The `reads` usage source: another process opening a handler's snapshot content counts as a
 /// use. inotify watches, per handler with `usage = ["reads"]`: the cache root (its folder
 /// appears), its folder (`latest` is swapped by a rename) and its current version folder
-/// (`content` is opened). fetchd itself never opens a published `content` file (it hashes the
-/// staged file before publishing, and reads only `meta.json`), so every open is someone else's.
-/// Opens within a session (5 minutes) of the last recorded one are folded into it.
+/// (`content` is opened). The daemon itself never opens a published `content` file (it hashes
+/// the staged file before publishing, and reads only `meta.json`); the handler's own program
+/// may (`FETCHD_PREVIOUS`), so opens while the handler runs are not counted. Opens within a
+/// session (5 minutes) of the last recorded one are folded into it.
 final class ReadWatcher: Service, Sendable {
     private struct Watches {
         /// What each watch descriptor is: the root, a handler's folder, or its version folder.
@@ -27,6 +28,8 @@ final class ReadWatcher: Service, Sendable {
     private enum Role { case root, handlerFolder(String), version(String) }
 
     private let coordinator: FetchCoordinator
+    /// Called after a recorded use: the plan changed, the next wake may be sooner.
+    private let onUse: @Sendable () -> Void
     private let root: String
     private let logger: Logger
     private let fd: Int32
@@ -34,8 +37,9 @@ final class ReadWatcher: Service, Sendable {
     private let queue = DispatchQueue(label: "fetchd-read-watcher")
     static let sessionSeconds = 300.0
 
-    init(coordinator: FetchCoordinator, cacheDirectory: String, logger: Logger) {
+    init(coordinator: FetchCoordinator, cacheDirectory: String, logger: Logger, onUse: @escaping @Sendable () -> Void) {
         self.coordinator = coordinator
+        self.onUse = onUse
         self.root = cacheDirectory
         self.logger = logger
         fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
@@ -46,6 +50,8 @@ final class ReadWatcher: Service, Sendable {
     func run() async throws {
         guard fd >= 0 else {
             logger.warning("usage source \"reads\" unavailable: inotify_init1: \(String(cString: strerror(errno)))")
+            // Returning would end the whole service group: wait for shutdown like the others.
+            try? await gracefulShutdown()
             return
         }
         await refresh()
@@ -124,6 +130,8 @@ final class ReadWatcher: Service, Sendable {
     }
 
     private func record(_ handler: String) async {
+        // The handler's own program reading its previous snapshot is not a use.
+        guard await !coordinator.ranRecently(handler) else { return }
         let now = Date()
         let fresh = watches.withLock { state -> Bool in
             guard state.handlers.contains(handler) else { return false }
@@ -131,6 +139,9 @@ final class ReadWatcher: Service, Sendable {
             state.lastRecorded[handler] = now
             return true
         }
-        if fresh { _ = await coordinator.recordUse(handler, source: .reads, at: now) }
+        if fresh {
+            _ = await coordinator.recordUse(handler, source: .reads, at: now)
+            onUse()
+        }
     }
 }

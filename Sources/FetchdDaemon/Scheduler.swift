@@ -45,8 +45,10 @@ public enum Scheduler {
 
     /// Handlers eligible at `now`, in config order. A wake that runs something also takes the
     /// usage-planned handlers due within `coalesceSeconds`, if their `min_interval` allows.
+    /// `floors` holds, per planned handler, the earliest it may run at all (its `min_interval`
+    /// and its own budget); without one, its `min_interval` alone.
     public static func due(_ handlers: [HandlerConfig], states: [String: HandlerState], now: Date,
-                           planned: [String: Date] = [:]) -> [HandlerConfig] {
+                           planned: [String: Date] = [:], floors: [String: Date] = [:]) -> [HandlerConfig] {
         let eligible = handlers.map { handler in
             nextEligible(handler, state: states[handler.name], now: now, planned: planned[handler.name])
         }
@@ -58,7 +60,7 @@ public enum Scheduler {
             let handler = handlers[index]
             guard planned[handler.name] != nil, date <= now.addingTimeInterval(coalesceSeconds) else { return false }
             // Early, but never inside the handler's own floor.
-            let floor = nextEligible(handler, state: states[handler.name], now: now) ?? .distantFuture
+            let floor = floors[handler.name] ?? nextEligible(handler, state: states[handler.name], now: now) ?? .distantFuture
             return floor <= now.addingTimeInterval(dueTolerance)
         }.map { handlers[$0] }
     }

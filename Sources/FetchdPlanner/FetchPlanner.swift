@@ -53,6 +53,9 @@ public struct FetchPlanner: Sendable {
 
     /// The limits in force.
     public var limits: Limits
+    /// The local clock's UTC offset at a moment (the daemon passes its time zone's); nil: the
+    /// offset of the latest use, which is what a replayed trace has.
+    public var localOffset: (@Sendable (Date) -> Int)?
 
     /// Creates a planner.
     public init(limits: Limits) { self.limits = limits }
@@ -68,7 +71,7 @@ public struct FetchPlanner: Sendable {
             let date = max(floor, last.map { $0.addingTimeInterval(interval) } ?? now)
             return Decision(date: date, reason: "cold start (\(model.daysOfUse) day(s) of use): every \(Self.text(interval))")
         }
-        let expected = model.forecast(from: now, bins: Self.horizonBins)
+        let expected = model.forecast(from: now, bins: Self.horizonBins, localOffset: localOffset)
         let plan = greedyPlan(now: now, expected: expected, past: recentFetches, floor: floor,
                               offsetSeconds: model.sessions.last?.utcOffsetSeconds ?? 0)
         guard let first = plan.first else {
@@ -85,13 +88,14 @@ public struct FetchPlanner: Sendable {
     /// empty before the model is warm.
     public func plan(now: Date, model: UsageModel, recentFetches: [Date]) -> [Decision] {
         guard model.isWarm else { return [] }
-        return greedyPlan(now: now, expected: model.forecast(from: now, bins: Self.horizonBins), past: recentFetches,
+        return greedyPlan(now: now, expected: model.forecast(from: now, bins: Self.horizonBins, localOffset: localOffset),
+                          past: recentFetches,
                           floor: earliestAllowed(now: now, recentFetches: recentFetches),
                           offsetSeconds: model.sessions.last?.utcOffsetSeconds ?? 0)
     }
 
     /// The earliest moment the floor (`min_interval`) and the rolling budget allow.
-    func earliestAllowed(now: Date, recentFetches: [Date]) -> Date {
+    public func earliestAllowed(now: Date, recentFetches: [Date]) -> Date {
         var floor = now
         if let last = recentFetches.last { floor = max(floor, last.addingTimeInterval(limits.minIntervalSeconds)) }
         if recentFetches.count >= limits.budgetPerDay {

@@ -112,13 +112,15 @@ public struct UsageModel: Sendable {
         return Double(followed) / Double(sessions.count - 1)
     }
 
-    /// Expected uses in each 5-minute bin from `start` for `bins` bins, in the local time of the
-    /// latest use (a daylight-saving change moves the habit with the clock).
-    public func forecast(from start: Date, bins: Int) -> [Double] {
+    /// Expected uses in each 5-minute bin from `start` for `bins` bins, in local time: the UTC
+    /// offset `localOffset` gives for each bin (the daemon's time zone, so a daylight-saving change
+    /// ahead moves the habit with the clock), else the offset of the latest use (a trace).
+    public func forecast(from start: Date, bins: Int, localOffset: (@Sendable (Date) -> Int)? = nil) -> [Double] {
         let profile = profile(at: start)
-        let offset = sessions.last?.utcOffsetSeconds ?? 0
+        let lastOffset = sessions.last?.utcOffsetSeconds ?? 0
         var expected = (0..<bins).map { index -> Double in
-            let local = LocalTime(start.addingTimeInterval(Double(index * Self.binMinutes * 60)), offsetSeconds: offset)
+            let date = start.addingTimeInterval(Double(index * Self.binMinutes * 60))
+            let local = LocalTime(date, offsetSeconds: localOffset?(date) ?? lastOffset)
             return profile[local.weekday][local.minuteOfDay / Self.binMinutes]
         }
         // A habit's use that already happened today is not expected again: damp the profile

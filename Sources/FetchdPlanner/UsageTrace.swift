@@ -20,7 +20,8 @@ public enum UsageTrace {
     /// Parses `text`; events come back sorted.
     public static func parse(_ text: String, file: String = "-") throws(ParseError) -> [UsageEvent] {
         var events: [UsageEvent] = []
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // isNewline, not "\n": Swift reads "\r\n" as one Character, and a CRLF file would be one line.
+        for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let line = rawLine.trimmingCharacters(in: .whitespaces)
             if line.isEmpty || line.hasPrefix("#") { continue }
             guard let event = event(from: line) else { throw ParseError(file: file, line: index + 1, text: line) }

@@ -62,6 +62,10 @@ public final class StateStore: Sendable {
         migrator.registerMigration("v2: server hints") { db in
             try db.alter(table: HandlerState.databaseTableName) { t in t.add(column: "not_before", .datetime) }
         }
+        migrator.registerMigration("v3: history by start time") { db in
+            // global_budget counts the fetches of the last 24 hours on every wake.
+            try db.create(index: "fetch_history_by_start", on: FetchRecord.databaseTableName, columns: ["started_at"])
+        }
         return migrator
     }
 

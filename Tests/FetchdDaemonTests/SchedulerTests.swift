@@ -30,6 +30,9 @@ struct SchedulerTests {
                        "d": now.addingTimeInterval(60)]
         // b is 90 s away: it joins a's wake; c is too far; d's min_interval (10 min) is not over yet.
         #expect(Scheduler.due(handlers, states: states, now: now, planned: planned).map(\.name) == ["a", "b"])
+        // b's own floor (its budget) is 30 s away: it may not run early, however close its plan.
+        #expect(Scheduler.due(handlers, states: states, now: now, planned: planned,
+                              floors: ["b": now.addingTimeInterval(30)]).map(\.name) == ["a"])
         // Nothing due now: nothing runs early either (an early run needs a wake that happens anyway).
         let later = planned.mapValues { $0.addingTimeInterval(30) }
         #expect(Scheduler.due(handlers, states: states, now: now, planned: later).isEmpty)

@@ -79,14 +79,22 @@ struct UsagePlanningTests {
             kind = "exec"
             command = ["/bin/sh", "-c", "date +%s%N > \\"$FETCHD_OUTPUT\\""]
             usage = ["explicit"]
+
+            [[handler]]
+            name = "c"
+            kind = "exec"
+            command = ["/bin/sh", "-c", "date +%s%N > \\"$FETCHD_OUTPUT\\""]
+            usage = ["explicit"]
             """)
         let first = Date()
+        // Three never-run handlers are due, but the shared budget has room for two.
         #expect(await coordinator.runDue(trigger: .manual).count == 2)
+        #expect(await coordinator.runDue(trigger: .manual).isEmpty)
         // Two fetches in the last 24 h: the shared budget is spent until the first is a day old.
         let floor = try #require(await coordinator.globalBudgetFloor(now: Date()))
         #expect(floor > first.addingTimeInterval(86_400 - 60) && floor < Date().addingTimeInterval(86_400))
         let planned = await coordinator.plannedDates(now: Date())
-        #expect(planned.count == 2 && planned.values.allSatisfy { $0 >= floor }, "\(planned)")
+        #expect(planned.count == 3 && planned.values.allSatisfy { $0 >= floor }, "\(planned)")
         let status = await coordinator.status(markSeen: false)
         #expect(status.handlers.allSatisfy { $0.planReason?.contains("global_budget spent") == true })
     }

@@ -21,6 +21,10 @@ struct UsageTraceTests {
         #expect(UsageTrace.format(events[1].date, offsetSeconds: 8 * 3600) == "2026-03-02T09:02:48+08:00")
     }
 
+    @Test func windowsLineEndingsAreLines() throws {
+        #expect(try UsageTrace.parse("2026-03-02T09:02:48+08:00\r\n2026-03-03T09:02:48+08:00\r\n").count == 2)
+    }
+
     @Test func aBadLineIsNamed() {
         let error = #expect(throws: UsageTrace.ParseError.self) {
             try UsageTrace.parse("2026-03-02T09:02:48+08:00\n09:00 tomorrow\n")
@@ -88,7 +92,6 @@ struct PlannerTests {
             #expect(report.adaptive.medianStalenessMinutes <= 0.25 * report.fixedInterval.medianStalenessMinutes, "\(name)")
             #expect(report.adaptive.freshAtUse >= 0.5, "\(name): \(report.adaptive)")
             #expect(report.adaptive.freshAtUse >= 3 * report.fixedInterval.freshAtUse, "\(name)")
-            #expect(report.adaptive.fetches == report.fixedInterval.fetches)
         }
     }
 
@@ -138,5 +141,23 @@ struct FeedbackTests {
         #expect(planner.budget(after: lively).perDay == 12 && planner.budget(after: lively).reason == nil)
         let overrunning = FetchPlanner.Feedback(resultsNewestFirst: ["newData", "expired", "expired", "expired"])
         #expect(planner.budget(after: overrunning).perDay == 7)
+    }
+}
+
+/// The forecast follows the local clock across a daylight-saving change.
+struct ForecastOffsetTests {
+    @Test func aClockChangeAheadMovesTheHabitWithTheClock() throws {
+        var model = UsageModel()
+        for day in 2...8 {  // a week at 08:55, UTC+1
+            model.add(try #require(try UsageTrace.parse(String(format: "2026-03-%02dT08:55:00+01:00", day)).first))
+        }
+        let start = try #require(try UsageTrace.parse("2026-03-09T00:00:00Z").first).date
+        let peakHourUTC = { (forecast: [Double]) -> Int in
+            let bin = forecast.indices.max { forecast[$0] < forecast[$1] }!
+            return bin * UsageModel.binMinutes / 60
+        }
+        // As recorded (UTC+1): 08:55 local is 07:55 UTC. After the change (UTC+2): 06:55 UTC.
+        #expect(peakHourUTC(model.forecast(from: start, bins: 288)) == 7)
+        #expect(peakHourUTC(model.forecast(from: start, bins: 288, localOffset: { _ in 7200 })) == 6)
     }
 }
