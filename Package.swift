@@ -43,7 +43,7 @@ let package = Package(
         // Usage learning and fetch planning: pure, shared by the daemon and `fetchctl simulate`.
         // Optimised even in debug builds: the tests replay weeks of usage through it, which
         // takes a minute unoptimised and seconds optimised.
-        .target(name: "FetchdPlanner", swiftSettings: [.unsafeFlags(["-O"])]),
+        .target(name: "FetchdPlanner", dependencies: ["FetchdCore"], swiftSettings: [.unsafeFlags(["-O"])]),
         // TOML configuration: loading, validation, diagnostics with file/line/key.
         .target(
             name: "FetchdConfig",
@@ -123,7 +123,7 @@ let package = Package(
             name: "FetchdHandlersTests",
             dependencies: ["FetchdHandlers", "FetchdCore", "FetchdConfig", "CurlKit", "FetchdTestSupport"]
         ),
-        .testTarget(name: "FetchdPlannerTests", dependencies: ["FetchdPlanner"], resources: [.copy("Traces")]),
+        .testTarget(name: "FetchdPlannerTests", dependencies: ["FetchdPlanner", "FetchdCore"], resources: [.copy("Traces")]),
         .testTarget(name: "FetchdStateTests", dependencies: ["FetchdState", "FetchdCore", "FetchdTestSupport"]),
         .testTarget(
             name: "FetchdDaemonTests",

@@ -10,6 +10,12 @@ extension HandlerConfig {
         case reads
     }
 
+    /// `min_interval` as a floor in seconds for the planner (`minimum` and `never` are 0: the
+    /// planner is not asked about `never` handlers).
+    public var minIntervalSeconds: Double {
+        if case .seconds(let seconds) = minInterval { seconds } else { 0 }
+    }
+
     /// Whether the handler's schedule is planned from its usage (else plain `min_interval`).
     public var learnsUsage: Bool { !usage.isEmpty }
 

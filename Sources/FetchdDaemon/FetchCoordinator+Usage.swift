@@ -38,8 +38,8 @@ extension FetchCoordinator {
         if let plan = plans[handler.name], now.timeIntervalSince(plan.madeAt) < Self.planLifetimeSeconds {
             return plan.decision
         }
-        let (model, planner, attempts) = planningInputs(handler, now: now)
-        let results = ((try? state.history(of: handler.name, limit: 10)) ?? []).map(\.result)
+        let (model, planner, attempts, _) = planningInputs(handler, now: now)
+        let results = ((try? state.history(of: handler.name, limit: 10)) ?? []).compactMap(\.fetchResult)
         // Never fetched: at once, like any new handler.
         let decision = attempts.isEmpty
             ? FetchPlanner.Decision(date: now, reason: "first fetch")
@@ -49,32 +49,34 @@ extension FetchCoordinator {
         return decision
     }
 
-    /// The model of `handler`'s stored uses, its planner, and its recent fetch attempts.
-    func planningInputs(_ handler: HandlerConfig, now: Date) -> (UsageModel, FetchPlanner, [Date]) {
+    /// The model of `handler`'s stored uses, its planner, its recent fetch attempts, and the
+    /// stored uses themselves.
+    func planningInputs(_ handler: HandlerConfig, now: Date)
+        -> (model: UsageModel, planner: FetchPlanner, attempts: [Date], uses: [StateStore.UsageRecord])
+    {
         var model = UsageModel()
         let uses = (try? state.uses(of: handler.name, since: now.addingTimeInterval(-StateStore.usageMemorySeconds))) ?? []
         for use in uses { model.add(UsageEvent(date: use.at, utcOffsetSeconds: use.utcOffsetSeconds)) }
         let attempts = (try? state.recentAttempts(of: handler.name, limit: handler.budgetPerDay)) ?? []
-        let minInterval: Double = if case .seconds(let seconds) = handler.minInterval { seconds } else { 0 }
         var planner = FetchPlanner(limits: .init(
-            budgetPerDay: handler.budgetPerDay, minIntervalSeconds: minInterval,
+            budgetPerDay: handler.budgetPerDay, minIntervalSeconds: handler.minIntervalSeconds,
             maxStalenessSeconds: handler.maxStalenessSeconds, leadSeconds: handler.leadSeconds))
         planner.localOffset = { TimeZone.current.secondsFromGMT(for: $0) }
-        return (model, planner, attempts)
+        return (model, planner, attempts, uses)
     }
 
     /// What `fetchctl usage NAME` shows: the learned week, recent uses, the next planned
     /// fetches. Nil when no such handler is loaded.
     public func usageReport(of name: String, now: Date = Date()) -> UsageReport? {
         guard let handler = config.handler(named: name) else { return nil }
-        let (model, planner, attempts) = planningInputs(handler, now: now)
+        let (model, planner, attempts, uses) = planningInputs(handler, now: now)
         // Expected uses per local hour of each day of the week.
         let week = model.profile(at: now).map { day in
             stride(from: 0, to: UsageModel.binsPerDay, by: 60 / UsageModel.binMinutes).map { start in
                 day[start..<start + 60 / UsageModel.binMinutes].reduce(0, +)
             }
         }
-        let recent = ((try? state.uses(of: name, since: now.addingTimeInterval(-14 * 86_400))) ?? []).suffix(10)
+        let recent = uses.filter { $0.at >= now.addingTimeInterval(-14 * 86_400) }.suffix(10)
         var planned = planner.plan(now: now, model: model, recentFetches: attempts)
         if planned.isEmpty, let next = plannedFetch(handler, now: now) { planned = [next] }
         return UsageReport(
@@ -86,9 +88,10 @@ extension FetchCoordinator {
 
     /// Planned times of the learning handlers, for the scheduler, held back by the shared
     /// budget (`global_budget`) when it is spent.
-    func plannedDates(now: Date) -> [String: Date] {
+    /// `globalUse` is `globalBudgetUse(now:)` when the caller has already read it.
+    func plannedDates(now: Date, globalUse: GlobalBudgetUse?? = nil) -> [String: Date] {
         var dates: [String: Date] = [:]
-        let floor = globalBudgetFloor(now: now)
+        let floor = Self.floor(of: globalUse ?? globalBudgetUse(now: now))
         for handler in config.handlers where handler.learnsUsage {
             if let decision = plannedFetch(handler, now: now) { dates[handler.name] = max(decision.date, floor ?? .distantPast) }
         }
@@ -99,23 +102,28 @@ extension FetchCoordinator {
     /// wake may run it a little before its planned time, never before this.
     func plannedFloors() -> [String: Date] { plans.mapValues(\.floor) }
 
-    /// The usage-planned fetches of the last 24 hours and `global_budget`, when one is set.
-    private func globalBudgetUse(now: Date) -> (recent: [Date], budget: Int)? {
+    /// The usage-planned fetches of the last 24 hours, and `global_budget`.
+    typealias GlobalBudgetUse = (recent: [Date], budget: Int)
+
+    /// How much of `global_budget` is used, when one is set (one query: read it once per wake).
+    func globalBudgetUse(now: Date) -> GlobalBudgetUse? {
         guard let budget = config.daemon.globalBudgetPerDay else { return nil }
         let names = config.handlers.filter(\.learnsUsage).map(\.name)
         return ((try? state.attempts(of: names, since: now.addingTimeInterval(-86_400))) ?? [], budget)
     }
 
     /// When `global_budget` allows the next usage-planned fetch, if it is spent now.
-    func globalBudgetFloor(now: Date) -> Date? {
-        guard let (recent, budget) = globalBudgetUse(now: now), recent.count >= budget else { return nil }
+    func globalBudgetFloor(now: Date) -> Date? { Self.floor(of: globalBudgetUse(now: now)) }
+
+    private static func floor(of use: GlobalBudgetUse?) -> Date? {
+        guard let (recent, budget) = use, recent.count >= budget else { return nil }
         return recent[recent.count - budget].addingTimeInterval(86_400)
     }
 
     /// `due` without the usage-planned handlers the shared budget has no room for in this wake
     /// (earliest planned first).
-    func withinGlobalBudget(_ due: [HandlerConfig], planned: [String: Date], now: Date) -> [HandlerConfig] {
-        guard let (recent, budget) = globalBudgetUse(now: now) else { return due }
+    func withinGlobalBudget(_ due: [HandlerConfig], planned: [String: Date], globalUse: GlobalBudgetUse?) -> [HandlerConfig] {
+        guard let (recent, budget) = globalUse else { return due }
         let room = max(0, budget - recent.count)
         let plannedDue = due.filter { planned[$0.name] != nil }.sorted { planned[$0.name]! < planned[$1.name]! }
         let allowed = Set(plannedDue.prefix(room).map(\.name))

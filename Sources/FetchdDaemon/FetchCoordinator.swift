@@ -71,10 +71,11 @@ public actor FetchCoordinator {
     @discardableResult
     public func runDue(trigger: FetchTrigger = .timer, now: Date = Date()) async -> [FetchRecord] {
         let states = (try? state.allStates()) ?? [:]
-        let planned = plannedDates(now: now)
+        let globalUse = globalBudgetUse(now: now)
+        let planned = plannedDates(now: now, globalUse: .some(globalUse))
         let due = withinGlobalBudget(Scheduler.due(config.handlers, states: states, now: now, planned: planned,
                                                    floors: plannedFloors()).filter { running[$0.name] == nil },
-                                     planned: planned, now: now)
+                                     planned: planned, globalUse: globalUse)
         guard !due.isEmpty else { return [] }
         logger.debug("wake: \(due.count) handler(s) due: \(due.map(\.name).joined(separator: ", "))")
         // A bounded window of tasks, not one per due handler: ten thousand due handlers would

@@ -1,3 +1,4 @@
+import FetchdCore
 import Foundation
 
 extension FetchPlanner {
@@ -16,11 +17,11 @@ extension FetchPlanner {
         /// No feedback: the full budget, no back-off.
         public init() {}
 
-        /// From result names, newest first (`newData`, `noData`, `failed`, `expired`).
-        public init(resultsNewestFirst results: [String]) {
-            consecutiveFailures = results.prefix { $0 == "failed" || $0 == "expired" }.count
-            noDataRun = results.drop { $0 == "failed" || $0 == "expired" }.prefix { $0 == "noData" }.count
-            recentOverruns = results.prefix(10).filter { $0 == "expired" }.count
+        /// From results, newest first.
+        public init(resultsNewestFirst results: [FetchResult]) {
+            consecutiveFailures = results.prefix(while: \.isFailure).count
+            noDataRun = results.drop(while: \.isFailure).prefix { $0 == .noData }.count
+            recentOverruns = results.prefix(10).filter { $0 == .expired }.count
         }
     }
 

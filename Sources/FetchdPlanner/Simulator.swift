@@ -1,3 +1,4 @@
+import FetchdCore
 import Foundation
 
 /// Replays a usage trace through the planner with a virtual clock, learning online (a use is
@@ -67,7 +68,7 @@ public struct Simulator: Sendable {
         let planner = FetchPlanner(limits: limits)
         var model = UsageModel(settings: settings)
         var random = SplitMix(seed: 42)
-        var attempts = [start], fresh = start, results = ["newData"]
+        var attempts = [start], fresh = start, results: [FetchResult] = [.newData]
         var staleness: [Double] = [], useIndex = 0
         var planningTime = Duration.zero, decisions = 0
         var now = start
@@ -88,9 +89,9 @@ public struct Simulator: Sendable {
                 now = next
                 attempts.append(next)
                 if random.unit() < failureRate {
-                    results.append("failed")
+                    results.append(.failed(reason: "simulated failure"))
                 } else {
-                    results.append("newData")
+                    results.append(.newData)
                     fresh = next
                 }
             }

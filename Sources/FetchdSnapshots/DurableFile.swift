@@ -23,14 +23,6 @@ public enum DurableFile {
         public var description: String { "\(operation) \(path): \(String(cString: strerror(code)))" }
     }
 
-    /// Flushes a file's data to stable storage.
-    public static func sync(file path: String) throws(Failure) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw Failure(operation: "open", path: path, code: errno) }
-        defer { close(fd) }
-        guard fsync(fd) == 0 else { throw Failure(operation: "fsync", path: path, code: errno) }
-    }
-
     /// Flushes a directory, making renames and creations inside it durable.
     public static func sync(directory path: String) throws(Failure) {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

@@ -19,9 +19,6 @@ extension SnapshotStore {
         }
     }
 
-    /// The total size of the snapshots in the cache, in bytes (from the ledger).
-    public var totalBytes: Int { ledger.withLock { $0.total } }
-
     /// Deletes all but the newest `retain` versions of `handler`; `latest` is never deleted.
     public func prune(handler: String, retain: Int) {
         let names = ledger.withLock { ($0.versions[handler].map { Array($0.keys) } ?? []).sorted() }

@@ -194,12 +194,14 @@ public final class StateStore: Sendable {
 
     /// The uses of `handler` since `date`, oldest first.
     public func uses(of handler: String, since date: Date) throws -> [UsageRecord] {
-        try pool.read { db in
-            try Row.fetchAll(
-                db, sql: "SELECT at, utc_offset_seconds, source FROM usage_event WHERE handler = ? AND at >= ? ORDER BY at, id",
-                arguments: [handler, Self.text(date)]
-            ).map { row in UsageRecord(at: row["at"], utcOffsetSeconds: row["utc_offset_seconds"], source: row["source"]) }
-        }
+        try pool.read { db in try Self.uses(of: handler, since: date, in: db) }
+    }
+
+    private static func uses(of handler: String, since date: Date, in db: Database) throws -> [UsageRecord] {
+        try Row.fetchAll(
+            db, sql: "SELECT at, utc_offset_seconds, source FROM usage_event WHERE handler = ? AND at >= ? ORDER BY at, id",
+            arguments: [handler, text(date)]
+        ).map { row in UsageRecord(at: row["at"], utcOffsetSeconds: row["utc_offset_seconds"], source: row["source"]) }
     }
 
     /// The uses of `handler` recorded in the database at `path`, opened read-only (for
@@ -208,11 +210,7 @@ public final class StateStore: Sendable {
         var configuration = Configuration()
         configuration.readonly = true
         let queue = try DatabaseQueue(path: path, configuration: configuration)
-        return try queue.read { db in
-            try Row.fetchAll(db, sql: "SELECT at, utc_offset_seconds, source FROM usage_event WHERE handler = ? ORDER BY at, id",
-                             arguments: [handler])
-                .map { UsageRecord(at: $0["at"], utcOffsetSeconds: $0["utc_offset_seconds"], source: $0["source"]) }
-        }
+        return try queue.read { db in try uses(of: handler, since: .distantPast, in: db) }
     }
 
     /// When the fetches of any of `handlers` since `date` started, oldest first (a shared budget).

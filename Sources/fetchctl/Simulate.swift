@@ -90,12 +90,9 @@ struct Simulate: ParsableCommand {
                 handlerConfig = found
             }
         }
-        let configuredInterval: Double? = handlerConfig.flatMap {
-            if case .seconds(let seconds) = $0.minInterval { seconds } else { 0 }
-        }
         return (FetchPlanner.Limits(
             budgetPerDay: try budget.map(Self.perDay) ?? handlerConfig?.budgetPerDay ?? Defaults.budgetPerDay,
-            minIntervalSeconds: try minInterval.map { try Self.seconds($0, "--min-interval") } ?? configuredInterval ?? 300,
+            minIntervalSeconds: try minInterval.map { try Self.seconds($0, "--min-interval") } ?? handlerConfig?.minIntervalSeconds ?? 300,
             maxStalenessSeconds: try maxStaleness.map { try Self.seconds($0, "--max-staleness") }
                 ?? handlerConfig?.maxStalenessSeconds ?? Defaults.maxStalenessSeconds,
             leadSeconds: try lead.map { try Self.seconds($0, "--lead") } ?? handlerConfig?.leadSeconds ?? Defaults.leadSeconds),

@@ -3,6 +3,7 @@ import FetchdTestSupport
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -31,12 +32,15 @@ struct ControlProtocolTests {
         defer { directory.remove() }
         chmod(directory.path, 0o755)
         let path = directory.file("control.sock")
+        // Ready means bound and given its mode: the file alone appears a moment before the chmod.
+        let ready = Mutex(false)
         let server = ControlServer(path: path, mode: mode, policy: try PeerPolicy(groupName: nil),
-                                   handler: CannedHandler(), logger: Logger(label: "test"))
+                                   handler: CannedHandler(), logger: Logger(label: "test"),
+                                   onReady: { ready.withLock { $0 = true } })
         let group = ServiceGroup(services: [server], logger: Logger(label: "test"))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
-            #expect(await waitUntil(timeoutSeconds: 10) { FileManager.default.fileExists(atPath: path) })
+            #expect(await waitUntil(timeoutSeconds: 10) { ready.withLock { $0 } })
             try await body(path)
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()

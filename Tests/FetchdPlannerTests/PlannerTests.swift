@@ -1,3 +1,4 @@
+import FetchdCore
 @testable import FetchdPlanner
 import Foundation
 import Testing
@@ -111,11 +112,14 @@ struct PlannerTests {
 
 /// Results fed back into the plan.
 struct FeedbackTests {
+    /// Results from their names, newest first.
+    private func results(_ names: [String]) -> [FetchResult] { names.compactMap { FetchResult(name: $0, reason: "x") } }
+
     let now = Date(timeIntervalSince1970: 1_800_000_000)
     let planner = FetchPlanner(limits: .init(budgetPerDay: 12, minIntervalSeconds: 0, maxStalenessSeconds: 86_400))
 
     @Test func feedbackIsReadFromTheResults() {
-        let feedback = FetchPlanner.Feedback(resultsNewestFirst: ["failed", "expired", "noData", "noData", "newData", "expired"])
+        let feedback = FetchPlanner.Feedback(resultsNewestFirst: results(["failed", "expired", "noData", "noData", "newData", "expired"]))
         #expect(feedback.consecutiveFailures == 2 && feedback.noDataRun == 2 && feedback.recentOverruns == 2)
     }
 
@@ -123,7 +127,7 @@ struct FeedbackTests {
         var waits: [Double] = []
         for failures in 1...12 {
             let decision = planner.next(now: now, model: UsageModel(), recentFetches: [now],
-                                        feedback: .init(resultsNewestFirst: Array(repeating: "failed", count: failures)))
+                                        feedback: .init(resultsNewestFirst: results(Array(repeating: "failed", count: failures))))
             waits.append(decision.date.timeIntervalSince(now))
             #expect(decision.reason.hasPrefix("failed \(failures) time(s) in a row: retry after"), "\(decision.reason)")
         }
@@ -134,12 +138,12 @@ struct FeedbackTests {
     }
 
     @Test func aRunOfNoDataLowersTheBudgetAndNewDataRestoresIt() {
-        let quiet = FetchPlanner.Feedback(resultsNewestFirst: Array(repeating: "noData", count: 6))
+        let quiet = FetchPlanner.Feedback(resultsNewestFirst: results(Array(repeating: "noData", count: 6)))
         #expect(planner.budget(after: quiet).perDay == 4)
         #expect(planner.budget(after: quiet).reason?.contains("6 × no new data") == true)
-        let lively = FetchPlanner.Feedback(resultsNewestFirst: ["newData"] + Array(repeating: "noData", count: 6))
+        let lively = FetchPlanner.Feedback(resultsNewestFirst: results(["newData"] + Array(repeating: "noData", count: 6)))
         #expect(planner.budget(after: lively).perDay == 12 && planner.budget(after: lively).reason == nil)
-        let overrunning = FetchPlanner.Feedback(resultsNewestFirst: ["newData", "expired", "expired", "expired"])
+        let overrunning = FetchPlanner.Feedback(resultsNewestFirst: results(["newData", "expired", "expired", "expired"]))
         #expect(planner.budget(after: overrunning).perDay == 7)
     }
 }
