@@ -65,10 +65,12 @@ bench-http: deps
 	python3 bench/http_bench.py --bin-dir $$($(SWIFT) build -c release --show-bin-path) \
 		--json bench/results/http-$$(date +%Y%m%d).json $(BENCH_ARGS)
 
-# The usage planner on the synthetic traces (fetchctl simulate), and planning time per decision.
+# The usage planner on the synthetic traces (fetchctl simulate), and planning time per decision;
+# then the bound: what a policy that knows each habit's true time and jitter could reach.
 bench-planner: deps
 	$(SWIFT) build -c release --product fetchctl
 	python3 bench/planner_bench.py $$($(SWIFT) build -c release --show-bin-path) bench/results/planner-$$(date +%Y%m%d).json
+	python3 bench/planner_bound.py
 
 # Installs the binaries, the units (system and user) and the default config (an existing
 # config is kept). Then: systemctl daemon-reload; systemctl enable --now fetchd.socket fetchd-wake.timer fetchd

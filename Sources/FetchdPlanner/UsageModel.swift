@@ -29,11 +29,6 @@ public struct UsageModel: Sendable {
     /// The spread of one use over neighbouring bins (habits jitter by minutes).
     static let kernel: [(offset: Int, weight: Double)] = [(-2, 0.1), (-1, 0.2), (0, 0.4), (1, 0.2), (2, 0.1)]
 
-    /// How long after a use the habit that produced it counts as consumed for the day (seconds),
-    /// and how much of its expected use is left then.
-    static let consumedSeconds = 45.0 * 60
-    static let consumedShare = 0.25
-
     /// The settings in force.
     public var settings: Settings
     /// Sessions (folded uses), oldest first.
@@ -106,39 +101,9 @@ public struct UsageModel: Sendable {
         guard sessions.count > 1 else { return 0 }
         var followed = 0
         for index in 0..<(sessions.count - 1)
-        where sessions[index + 1].date.timeIntervalSince(sessions[index].date) <= 3600 {
+        where sessions[index + 1].date.timeIntervalSince(sessions[index].date) <= Self.followUpWindowSeconds.upperBound {
             followed += 1
         }
         return Double(followed) / Double(sessions.count - 1)
-    }
-
-    /// Expected uses in each 5-minute bin from `start` for `bins` bins, in local time: the UTC
-    /// offset `localOffset` gives for each bin (the daemon's time zone, so a daylight-saving change
-    /// ahead moves the habit with the clock), else the offset of the latest use (a trace).
-    public func forecast(from start: Date, bins: Int, localOffset: (@Sendable (Date) -> Int)? = nil) -> [Double] {
-        let profile = profile(at: start)
-        let lastOffset = sessions.last?.utcOffsetSeconds ?? 0
-        var expected = (0..<bins).map { index -> Double in
-            let date = start.addingTimeInterval(Double(index * Self.binMinutes * 60))
-            let local = LocalTime(date, offsetSeconds: localOffset?(date) ?? lastOffset)
-            return profile[local.weekday][local.minuteOfDay / Self.binMinutes]
-        }
-        // A habit's use that already happened today is not expected again: damp the profile
-        // around it, so the budget goes to the uses still to come, not to the one just seen.
-        if let last = sessions.last {
-            for index in 0..<bins {
-                let time = start.addingTimeInterval(Double(index * Self.binMinutes * 60)).timeIntervalSince(last.date)
-                if time >= 0 && time < Self.consumedSeconds { expected[index] *= Self.consumedShare }
-            }
-        }
-        // After a recent use, its likely follow-up, spread over the next hour.
-        if let last = sessions.last {
-            let share = followUpShare
-            for index in 0..<bins {
-                let time = start.addingTimeInterval(Double(index * Self.binMinutes * 60)).timeIntervalSince(last.date)
-                if time >= 600 && time < 3600 { expected[index] += share / 10 }
-            }
-        }
-        return expected
     }
 }
