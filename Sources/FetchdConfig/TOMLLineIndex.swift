@@ -97,7 +97,14 @@ struct TOMLLineIndex {
 
     /// Joins a possibly dotted, possibly quoted key into one canonical dotted string.
     private static func normalisedKey(_ text: Substring) -> String {
-        text.split(separator: ".").map { part in
+        // Most keys are bare words: no split, trim or join (this runs for every key of every
+        // file, 10,000 handlers included).
+        let bare = text.drop { $0 == " " || $0 == "\t" }
+        if let last = bare.lastIndex(where: { $0 != " " && $0 != "\t" }),
+           !bare[...last].contains(where: { $0 == "." || $0 == "\"" || $0 == "'" || $0 == " " || $0 == "\t" }) {
+            return String(bare[...last])
+        }
+        return text.split(separator: ".").map { part in
             var piece = part.trimmingCharacters(in: " \t")
             if piece.count >= 2, let first = piece.first, first == "\"" || first == "'", piece.last == first {
                 piece = String(piece.dropFirst().dropLast())
@@ -149,6 +156,8 @@ struct TOMLLineIndex {
 
 extension Substring {
     fileprivate func trimmingCharacters(in set: String) -> String {
-        String(self.drop(while: { set.contains($0) }).reversed().drop(while: { set.contains($0) }).reversed())
+        let start = drop { set.contains($0) }
+        guard let last = start.lastIndex(where: { !set.contains($0) }) else { return "" }
+        return String(start[...last])
     }
 }
