@@ -161,9 +161,14 @@ public enum ConfigLoader {
                 message: exists ? "cannot read the file (\(reason)); check its permissions and encoding (UTF-8)"
                                 : "the file does not exist")])
         }
+        let lines = TOMLLineIndex(text)
+        if let line = lines.malformedHeaderLine {
+            return (nil, [ConfigDiagnostic(file: file, line: line, key: nil, message:
+                "not valid TOML: a table header must start with a key (letters, digits, '-' or '_', or a quoted key)")])
+        }
         do {
             let table = try TOMLTable(string: text)
-            return (ParsedDocument(table: table, lines: TOMLLineIndex(text)), [])
+            return (ParsedDocument(table: table, lines: lines), [])
         } catch let error as TOMLParseError {
             return (nil, [ConfigDiagnostic(file: file, line: error.source.begin.line, key: nil,
                                            message: "not valid TOML: \(error.description)")])

@@ -13,6 +13,10 @@ struct TOMLLineIndex {
 
     private var keyLines: [Section: [String: Int]] = [:]
     private var headerLines: [Section: Int] = [:]
+    /// The first table header whose name does not start with a key character, e.g. `[/x]`.
+    /// toml++ 3 (inside TOMLKit) aborts the whole process on such a header (an assertion in
+    /// its parse_key), so the loader refuses the file before handing it over.
+    private(set) var malformedHeaderLine: Int?
 
     /// Indexes `text`.
     init(_ text: String) {
@@ -35,6 +39,12 @@ struct TOMLLineIndex {
                 continue
             }
             let trimmed = line.drop(while: { $0 == " " || $0 == "\t" })
+            if trimmed.hasPrefix("["), malformedHeaderLine == nil {
+                let first = trimmed.drop(while: { $0 == "[" || $0 == " " || $0 == "\t" }).first
+                if !(first.map { ($0.isASCII && ($0.isLetter || $0.isNumber)) || "_-\"']".contains($0) } ?? false) {
+                    malformedHeaderLine = lineNumber
+                }
+            }
             if trimmed.hasPrefix("[[") {
                 let name = Self.headerName(trimmed.dropFirst(2), closing: "]]")
                 let element = arrayCounts[name, default: 0]
