@@ -22,7 +22,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // The push listener's HTTP server. No traits: fetchd needs neither swift-configuration
+        // support nor full Foundation in it, and each costs build time.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
     ],
     targets: [
         // Typed C shim over libcurl's variadic calls, which Swift cannot call directly.

@@ -36,7 +36,7 @@ public struct DaemonConfig: Sendable, Equatable {
     public var globalBudgetPerDay: Int?
 
     /// Where the push listener takes HTTP pushes; nil (the default): no listener.
-    public var pushListen: ListenAddress?
+    public var pushListen: ListenAddress? = ListenAddress.parse(Defaults.pushListen)
 
     /// A configuration with every default.
     public init() {}

@@ -27,12 +27,18 @@ extension HandlerConfig {
 
     /// Why a push token file was refused.
     enum PushTokenProblem: Error, CustomStringConvertible {
+        /// The file does not exist.
         case missing(String)
+        /// The file cannot be read (the reason follows the path).
         case unreadable(String, String)
+        /// Group or others may access the file.
         case exposed(String, mode: UInt16)
+        /// The token is too short to be secret.
         case tooShort(String)
+        /// The token cannot travel in an HTTP header.
         case badCharacters(String)
 
+        /// What is wrong and what to do.
         var description: String {
             switch self {
             case .missing(let path):

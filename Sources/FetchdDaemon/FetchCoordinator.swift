@@ -80,7 +80,10 @@ public actor FetchCoordinator {
                                      planned: planned, globalUse: globalUse)
         // Deferred pushes whose time has come run as push fetches, with their data.
         let pushes = takeDuePushes(now: now)
-        due += config.handlers.filter { pushes[$0.name] != nil && !due.map(\.name).contains($0.name) }
+        if !pushes.isEmpty {
+            let names = Set(due.map(\.name))
+            due += config.handlers.filter { pushes[$0.name] != nil && !names.contains($0.name) }
+        }
         guard !due.isEmpty else { return [] }
         logger.debug("wake: \(due.count) handler(s) due: \(due.map(\.name).joined(separator: ", "))")
         // A bounded window of tasks, not one per due handler: ten thousand due handlers would
@@ -156,9 +159,11 @@ public actor FetchCoordinator {
                        pushData: String? = nil, deferred: PendingPush? = nil) async -> FetchRecord {
         let name = handler.name
         let trigger = deferred == nil ? trigger : .push
+        var state = state
         while running[name] != nil {
             let record = await withCheckedContinuation { running[name, default: []].append($0) }
             if trigger != .push { return record }
+            state = nil  // the fetch waited for changed it (validators): read it again
         }
         running[name] = []
         let record = await execute(handler, trigger: trigger, state: state, pushData: deferred?.data ?? pushData)

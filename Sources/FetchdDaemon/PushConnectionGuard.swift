@@ -14,6 +14,7 @@ import NIOHTTPTypes
 ///
 /// One instance per connection, on its event loop (NIO handlers are not shared).
 final class PushConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
+    /// Request parts, after HTTP/1 decoding.
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
     typealias OutboundIn = HTTPResponsePart
@@ -36,20 +37,24 @@ final class PushConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         self.readTimeout = readTimeout
     }
 
+    /// Starts the first request's deadline when the connection is already open.
     func handlerAdded(context: ChannelHandlerContext) {
         if context.channel.isActive { startDeadline(context) }
     }
 
+    /// Starts the first request's deadline.
     func channelActive(context: ChannelHandlerContext) {
         startDeadline(context)
         context.fireChannelActive()
     }
 
+    /// Stops the deadline.
     func handlerRemoved(context: ChannelHandlerContext) {
         deadline?.cancel()
         deadline = nil
     }
 
+    /// A request read to its end stops its deadline: the response is ours to make.
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if case .end = unwrapInboundIn(data) {
             phase = .responding
@@ -59,6 +64,7 @@ final class PushConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelRead(data)
     }
 
+    /// A response stops the deadline; its end starts the next request's, or closes the connection.
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
         case .head(let head):
@@ -83,6 +89,7 @@ final class PushConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    /// Headers over the limit: 431 and close (the decoder cannot go on); other errors pass on.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         guard let parserError = error as? HTTPParserError, parserError == .headerOverflow else {
             context.fireErrorCaught(error)

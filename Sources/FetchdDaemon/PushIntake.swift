@@ -5,7 +5,9 @@ import FetchdCore
 /// listener: the data is checked, the handler's `push_limit` applied, and a push within the
 /// limit is queued to the scheduler as a fetch with trigger `push`.
 struct PushIntake: Sendable {
+    /// Applies the limits and keeps the deferred pushes.
     let coordinator: FetchCoordinator
+    /// Runs the fetches of pushes within the limit.
     let scheduler: SchedulerService
 
     /// Takes a push of `name` carrying `data` (empty: none); the report says whether it fetches

@@ -23,11 +23,16 @@ struct PushListener: Service {
         var maxConnections = Defaults.pushMaxConnections
     }
 
+    /// Where to listen (`push_listen`).
     let address: ListenAddress
+    /// Where accepted pushes go.
     let intake: PushIntake
+    /// The daemon's logger.
     let logger: Logger
+    /// What one client may cost.
     var limits = Limits()
 
+    /// Listens until graceful shutdown; the bound address is shown by `fetchctl status`.
     func run() async throws {
         let coordinator = intake.coordinator
         let logger = self.logger

@@ -16,14 +16,19 @@ import NIOCore
 struct PushResponder: HTTPResponder {
     typealias Context = BasicRequestContext
 
+    /// Where accepted pushes go.
     let intake: PushIntake
+    /// Where the handlers' tokens are looked up (per request, so a reload's tokens count at once).
     let coordinator: FetchCoordinator
+    /// The largest body (push data) read.
     let dataMaxBytes: Int
+    /// The daemon's logger.
     let logger: Logger
 
     /// The path prefix of push requests; the handler's name follows.
     static let pathPrefix = "/push/"
 
+    /// Routes, checks the token and size, and hands the push to the intake.
     func respond(to request: Request, context: Context) async throws -> Response {
         let path = request.uri.path
         guard path.hasPrefix(Self.pathPrefix), !path.dropFirst(Self.pathPrefix.count).contains("/") else {

@@ -135,17 +135,15 @@ struct PushListenerTests {
         }
     }
 
+    /// The read timeout is 1 s here; the client waits 20 s, so a 408 can only come from the server.
     @Test func aClientThatDoesNotFinishItsRequestIsTimedOut() async throws {
         try await withListener { port, _ in
-            let started = ContinuousClock.now
             let partial = Array("POST /push/feed HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n".utf8)
             let slowHeaders = await RawHTTPClient.exchange(port: port, partial)
             #expect(slowHeaders.status == 408 && slowHeaders.closed, "\(slowHeaders)")
             let whole = RawHTTPClient.post("/push/feed", headers: ["Authorization: Bearer \(Self.feedToken)"], body: "{}")
             let slowBody = await RawHTTPClient.exchange(port: port, Array(whole.dropLast(1)))
             #expect(slowBody.status == 408 && slowBody.closed, "\(slowBody)")
-            // The limit is 1 s; anything under the client's own 20 s proves the server closed it.
-            #expect(ContinuousClock.now - started < .seconds(15))
         }
     }
 }
