@@ -22,6 +22,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        // The push listener's HTTP server. No traits: fetchd needs neither swift-configuration
+        // support nor full Foundation in it, and each costs build time.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
     ],
     targets: [
         // Typed C shim over libcurl's variadic calls, which Swift cannot call directly.
@@ -93,6 +96,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                // The push listener: HTTP/1.1 from a maintained server library, not a hand-written parser.
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
             ]
         ),
         .executableTarget(
@@ -133,6 +142,7 @@ let package = Package(
                 "FetchdDaemon", "FetchdControl", "FetchdConfig", "FetchdCore", "FetchdState", "FetchdSystemd",
                 "FetchdTestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(name: "FetchdSystemdTests", dependencies: ["FetchdTestSupport"]),

@@ -35,6 +35,9 @@ public struct DaemonConfig: Sendable, Equatable {
     /// Fetches per rolling 24 hours of all usage-planned handlers together; nil: no shared cap.
     public var globalBudgetPerDay: Int?
 
+    /// Where the push listener takes HTTP pushes; nil (the default): no listener.
+    public var pushListen: ListenAddress? = ListenAddress.parse(Defaults.pushListen)
+
     /// A configuration with every default.
     public init() {}
 
@@ -51,7 +54,7 @@ public struct DaemonConfig: Sendable, Equatable {
         "cache_dir", "state_dir", "runtime_dir", "socket", "handlers_dir", "max_concurrent",
         "http_max_transfers", "http_max_host_connections",
         "default_deadline", "max_deadline", "kill_grace", "heartbeat", "cache_max_bytes",
-        "socket_mode", "control_group", "global_budget",
+        "socket_mode", "control_group", "global_budget", "push_listen",
     ]
 
     /// Reads the main file's table, recording problems in `reader`.
@@ -94,6 +97,13 @@ public struct DaemonConfig: Sendable, Equatable {
                 config.globalBudgetPerDay = perDay
             } else {
                 reader.report("global_budget", "\"\(text)\" is not a fetch budget; expected e.g. \"200/day\", or \"\" for none")
+            }
+        }
+        if let text = reader.string("push_listen"), !text.isEmpty {
+            if let address = ListenAddress.parse(text) {
+                config.pushListen = address
+            } else {
+                reader.report("push_listen", "\"\(text)\" is not a listen address; expected an IP address and port such as \"127.0.0.1:8617\" or \"[::1]:8617\", or \"\" for no listener")
             }
         }
         reader.reportUnknownKeys(known: knownKeys + ["handler"])

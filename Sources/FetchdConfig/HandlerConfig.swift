@@ -63,6 +63,11 @@ public struct HandlerConfig: Sendable, Equatable {
     public var maxStalenessSeconds: Double = Defaults.maxStalenessSeconds
     /// When planned from usage, how long before a predicted use its fetch is made, in seconds.
     public var leadSeconds: Double = Defaults.leadSeconds
+    /// At most this many push wakes per window; more are coalesced into one deferred fetch.
+    public var pushLimit: PushLimit = .standard
+    /// The bearer token the push listener accepts for this handler (read from `push_token_file`);
+    /// nil: the listener refuses pushes for it. A secret: never log it.
+    public var pushToken: String?
     /// The file the handler was defined in.
     public var sourceFile: String
     /// The line of the handler's `[[handler]]` header.
@@ -81,7 +86,7 @@ public struct HandlerConfig: Sendable, Equatable {
     static let knownKeys = [
         "name", "kind", "url", "command", "environment", "min_interval", "deadline", "retain",
         "max_bytes", "enabled", "allow_file_urls", "honor_server_hints", "headers", "user_agent", "accept_encoding", "proxy", "ca_file",
-        "usage", "budget", "max_staleness", "lead",
+        "usage", "budget", "max_staleness", "lead", "push_limit", "push_token_file",
     ]
 
     /// Keys only `http` handlers take.
@@ -125,6 +130,7 @@ public struct HandlerConfig: Sendable, Equatable {
         if let allow = reader.bool("allow_file_urls") { handler.allowFileURLs = allow }
         handler.readHTTPOptions(&reader)
         handler.readUsageOptions(&reader)
+        handler.readPushOptions(&reader)
         if kind != nil { handler.checkKindSpecificKeys(&reader) }
         reader.reportUnknownKeys(known: knownKeys)
         guard name != nil, kind != nil, reader.diagnostics.count == before,

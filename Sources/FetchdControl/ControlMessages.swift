@@ -47,6 +47,8 @@ public struct ControlRequest: Codable, Sendable, Equatable {
         case used
         /// What was learned about a handler's usage (`UsageReport`).
         case usage
+        /// A push wake (`PushReport`): fetch the handler now with `data`, within its `push_limit`.
+        case push
     }
 
     /// The protocol version the client speaks.
@@ -61,19 +63,23 @@ public struct ControlRequest: Codable, Sendable, Equatable {
     public var limit: Int?
     /// For `status`: reset the "new data since last look" counters (default true).
     public var markSeen: Bool?
+    /// For `push`: the push's data, a JSON text (at most `Defaults.pushDataMaxBytes` bytes).
+    public var data: String?
 
     /// Creates a request of the current version.
-    public init(command: Command, handler: String? = nil, wait: Bool? = nil, limit: Int? = nil, markSeen: Bool? = nil) {
+    public init(command: Command, handler: String? = nil, wait: Bool? = nil, limit: Int? = nil, markSeen: Bool? = nil,
+                data: String? = nil) {
         self.version = ControlProtocol.version
         self.command = command
         self.handler = handler
         self.wait = wait
         self.limit = limit
         self.markSeen = markSeen
+        self.data = data
     }
 
     enum CodingKeys: String, CodingKey {
-        case version, command, handler, wait, limit
+        case version, command, handler, wait, limit, data
         case markSeen = "mark_seen"
     }
 }
@@ -98,6 +104,8 @@ public struct ControlResponse: Codable, Sendable, Equatable {
     public var used: UsedReport?
     /// For `usage`.
     public var usage: UsageReport?
+    /// For `push`.
+    public var push: PushReport?
 
     /// A failed response.
     public static func failure(_ code: ControlError.Code, _ message: String) -> ControlResponse {

@@ -31,6 +31,8 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public var handlers: [HandlerStatus]
     /// Problems in the config: each disabled a handler (or was rejected at reload).
     public var configProblems: [ConfigProblem]
+    /// The push listener's address (`push_listen`, with the port it bound), when it runs.
+    public var pushListener: String?
 
     /// Creates a report.
     public init(daemonVersion: String, configFile: String?, startedAt: Date, handlers: [HandlerStatus],
@@ -48,6 +50,7 @@ public struct StatusReport: Codable, Sendable, Equatable {
         case configFile = "config_file"
         case startedAt = "started_at"
         case configProblems = "config_problems"
+        case pushListener = "push_listener"
     }
 }
 
@@ -79,6 +82,12 @@ public struct HandlerStatus: Codable, Sendable, Equatable {
     public var consecutiveFailures: Int
     /// The stable path of the latest snapshot, when there is one.
     public var snapshotPath: String?
+    /// When a deferred push fetch runs (pushes over `push_limit`, coalesced), if one waits.
+    public var pendingPushAt: Date?
+    /// How many pushes were coalesced into that fetch.
+    public var pendingPushes: Int?
+    /// The handler's `push_limit`, e.g. `6/hour`.
+    public var pushLimit: String?
 
     /// Creates a status line.
     public init(name: String, kind: String, enabled: Bool, running: Bool, lastResult: String? = nil,
@@ -110,6 +119,9 @@ public struct HandlerStatus: Codable, Sendable, Equatable {
         case newDataSinceLastLook = "new_data_since_last_look"
         case consecutiveFailures = "consecutive_failures"
         case snapshotPath = "snapshot_path"
+        case pendingPushAt = "pending_push_at"
+        case pendingPushes = "pending_pushes"
+        case pushLimit = "push_limit"
     }
 }
 
@@ -203,98 +215,5 @@ public struct HistoryEntry: Codable, Sendable, Equatable {
         case result, reason, trigger, bytes, version
         case startedAt = "started_at"
         case durationMilliseconds = "duration_ms"
-    }
-}
-
-/// Answer to `used`.
-public struct UsedReport: Codable, Sendable, Equatable {
-    /// The handler.
-    public var handler: String
-    /// When the handler's next fetch is planned now; nil when it does not learn its usage.
-    public var nextFetchAt: Date?
-    /// Why then.
-    public var reason: String?
-
-    /// Creates a report.
-    public init(handler: String, nextFetchAt: Date? = nil, reason: String? = nil) {
-        self.handler = handler
-        self.nextFetchAt = nextFetchAt
-        self.reason = reason
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case handler, reason
-        case nextFetchAt = "next_fetch_at"
-    }
-}
-
-/// Answer to `usage`: what fetchd learned about when a handler's content is used.
-public struct UsageReport: Codable, Sendable, Equatable {
-    /// One recorded use.
-    public struct Use: Codable, Sendable, Equatable {
-        /// When.
-        public var at: Date
-        /// The local clock's UTC offset then, in seconds.
-        public var utcOffsetSeconds: Int
-        /// Where it was learned from.
-        public var source: String
-        /// Creates a use.
-        public init(at: Date, utcOffsetSeconds: Int, source: String) {
-            self.at = at
-            self.utcOffsetSeconds = utcOffsetSeconds
-            self.source = source
-        }
-        enum CodingKeys: String, CodingKey {
-            case at, source
-            case utcOffsetSeconds = "utc_offset_seconds"
-        }
-    }
-
-    /// One planned fetch.
-    public struct Planned: Codable, Sendable, Equatable {
-        /// When.
-        public var at: Date
-        /// Why.
-        public var reason: String
-        /// Creates a planned fetch.
-        public init(at: Date, reason: String) {
-            self.at = at
-            self.reason = reason
-        }
-    }
-
-    /// The handler.
-    public var handler: String
-    /// Whether its schedule is planned from usage.
-    public var learns: Bool
-    /// Its usage sources.
-    public var sources: [String]
-    /// Distinct days with a use, in the model's memory.
-    public var daysOfUse: Int
-    /// Expected uses per local hour: 7 rows (Monday first) of 24.
-    public var weekByHour: [[Double]]
-    /// The latest uses, oldest first.
-    public var recentUses: [Use]
-    /// The fetches planned for the next 24 hours.
-    public var plannedFetches: [Planned]
-
-    /// Creates a report.
-    public init(handler: String, learns: Bool, sources: [String], daysOfUse: Int, weekByHour: [[Double]],
-                recentUses: [Use], plannedFetches: [Planned]) {
-        self.handler = handler
-        self.learns = learns
-        self.sources = sources
-        self.daysOfUse = daysOfUse
-        self.weekByHour = weekByHour
-        self.recentUses = recentUses
-        self.plannedFetches = plannedFetches
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case handler, learns, sources
-        case daysOfUse = "days_of_use"
-        case weekByHour = "week_by_hour"
-        case recentUses = "recent_uses"
-        case plannedFetches = "planned_fetches"
     }
 }

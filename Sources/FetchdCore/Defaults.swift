@@ -56,6 +56,22 @@ public enum Defaults {
     public static let maxStalenessSeconds = 86_400.0
     /// How long before a predicted use its fetch is made, in seconds.
     public static let leadSeconds = 120.0
+    /// Push wakes per handler (`push_limit`): at most this many push fetches...
+    public static let pushLimitCount = 6
+    /// ...in any window of this many seconds (`"6/hour"`); more are coalesced into one deferred fetch.
+    public static let pushLimitWindowSeconds = 3600.0
+    /// The largest push data accepted, in bytes (APNs' payload limit).
+    public static let pushDataMaxBytes = 4096
+    /// The push listener's address (`push_listen`); empty: no listener.
+    public static let pushListen = ""
+    /// The most bytes of request line and headers the push listener reads from one request.
+    public static let pushHeaderMaxBytes = 8192
+    /// How long the push listener waits for a whole request (and keeps an idle connection), in seconds.
+    public static let pushReadTimeoutSeconds = 10.0
+    /// How many connections the push listener serves at once; more wait in the backlog.
+    public static let pushMaxConnections = 64
+    /// The shortest push token accepted, in characters: shorter ones could be guessed.
+    public static let pushTokenMinLength = 16
     /// The exit status by which an exec handler reports `noData`.
     public static let execNoDataExitStatus: Int32 = 100
 }

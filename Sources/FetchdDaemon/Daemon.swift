@@ -48,7 +48,7 @@ public struct Daemon {
         return WakeReport(records: records, before: before, after: .now())
     }
 
-    /// Runs until SIGTERM or SIGINT: scheduler, control socket, reload and watchdog services.
+    /// Runs until SIGTERM or SIGINT: scheduler, control socket, push listener, reload and watchdog services.
     public func run() async throws {
         let coordinator = try openCoordinator()
         let notifier = SystemdNotifier()
@@ -83,6 +83,10 @@ public struct Daemon {
         }
         if let debugStallAfter {
             services.append(.init(service: DebugStallService(coordinator: coordinator, after: debugStallAfter)))
+        }
+        if let address = config.daemon.pushListen {
+            let intake = PushIntake(coordinator: coordinator, scheduler: scheduler)
+            services.append(.init(service: PushListener(address: address, intake: intake, logger: logger)))
         }
         let readWatcher = ReadWatcher(coordinator: coordinator, cacheDirectory: config.daemon.cacheDirectory, logger: logger,
                                       onUse: { scheduler.wake() })

@@ -34,6 +34,20 @@ struct DaemonControlHandler: ControlRequestHandler {
             var response = ControlResponse()
             response.used = UsedReport(handler: name, nextFetchAt: next?.date, reason: next?.reason)
             return response
+        case .push:
+            guard let name = request.handler else { return .failure(.badRequest, "push needs a handler name") }
+            do {
+                var response = ControlResponse()
+                response.push = try await PushIntake(coordinator: coordinator, scheduler: scheduler)
+                    .push(name, data: Array((request.data ?? "").utf8))
+                return response
+            } catch {
+                switch error {
+                case .unknownHandler: return .failure(.unknownHandler, error.description)
+                case .badData: return .failure(.badRequest, error.description)
+                case .stateUnavailable: return .failure(.internalError, error.description)
+                }
+            }
         case .usage:
             guard let name = request.handler else { return .failure(.badRequest, "usage needs a handler name") }
             guard let report = await coordinator.usageReport(of: name) else {

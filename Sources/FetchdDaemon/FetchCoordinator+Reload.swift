@@ -49,10 +49,11 @@ extension FetchCoordinator {
     public func nextPlannedFetch(now: Date = Date()) -> Date? {
         let states = (try? state.allStates()) ?? [:]
         let planned = plannedDates(now: now)
-        return config.handlers.compactMap {
+        let scheduled = config.handlers.compactMap {
             Scheduler.nextEligible($0, state: states[$0.name], planned: planned[$0.name])
         }
-            .filter { $0 > now }.min()
+        // Deferred pushes too: systemd's timer should wake us for them as for any planned fetch.
+        return (scheduled + [nextPushDue()].compactMap { $0 }).filter { $0 > now }.min()
     }
 
     /// Answers only when the actor is free: the watchdog's proof that the loop is not stuck.

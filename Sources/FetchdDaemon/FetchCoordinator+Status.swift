@@ -10,6 +10,7 @@ extension FetchCoordinator {
         let states = (try? state.allStates()) ?? [:]
         if markSeen { try? state.markSeen() }
         let globalFloor = globalBudgetFloor(now: Date())
+        let pushes = Dictionary(pendingPushes().map { ($0.handler, $0) }, uniquingKeysWith: { first, _ in first })
         let handlers = config.handlers.map { handler in
             let handlerState = states[handler.name]
             let snapshot = snapshots.latestContentPath(of: handler.name)
@@ -24,12 +25,15 @@ extension FetchCoordinator {
                 running: isRunning(handler.name), lastResult: handlerState?.lastResult,
                 lastReason: handlerState?.lastReason, lastAttemptAt: handlerState?.lastAttemptAt,
                 lastSuccessAt: handlerState?.lastSuccessAt,
-                nextEligibleAt: Scheduler.nextEligible(handler, state: handlerState, planned: plan?.date)
-                    .map { max($0, startedAt) },
+                nextEligibleAt: [Scheduler.nextEligible(handler, state: handlerState, planned: plan?.date)
+                    .map { max($0, startedAt) }, pushes[handler.name]?.dueAt].compactMap { $0 }.min(),
                 newDataSinceLastLook: handlerState?.newDataUnseen ?? 0,
                 consecutiveFailures: handlerState?.consecutiveFailures ?? 0,
                 snapshotPath: FileManager.default.fileExists(atPath: snapshot) ? snapshot : nil)
             status.planReason = plan?.reason
+            status.pendingPushAt = pushes[handler.name]?.dueAt
+            status.pendingPushes = pushes[handler.name]?.pushes
+            status.pushLimit = handler.pushLimit.description
             return status
         }
         let rejected = rejectedReload.map {
@@ -39,8 +43,10 @@ extension FetchCoordinator {
         let problems = rejected + config.diagnostics.map {
             ConfigProblem(file: $0.file, line: $0.line, key: $0.key, handler: $0.handler, message: $0.message)
         }
-        return StatusReport(daemonVersion: Defaults.version, configFile: config.mainFile, startedAt: startedAt,
-                            handlers: handlers, configProblems: problems)
+        var report = StatusReport(daemonVersion: Defaults.version, configFile: config.mainFile, startedAt: startedAt,
+                                  handlers: handlers, configProblems: problems)
+        report.pushListener = pushListenerAddress
+        return report
     }
 
     /// The newest `limit` results of `name`, newest first; nil when no such handler is loaded

@@ -37,6 +37,8 @@ public actor FetchCoordinator {
     private var finishedAt: [String: Date] = [:]
     /// Handlers running now, with the callers waiting for their result.
     private var running: [String: [CheckedContinuation<FetchRecord, Never>]] = [:]
+    /// The push listener's bound address, once it listens (shown by `fetchctl status`).
+    var pushListenerAddress: String?
 
     /// Creates a coordinator over opened stores.
     public init(config: LoadedConfig, snapshots: SnapshotStore, state: StateStore, logger: Logger) {
@@ -73,9 +75,15 @@ public actor FetchCoordinator {
         let states = (try? state.allStates()) ?? [:]
         let globalUse = globalBudgetUse(now: now)
         let planned = plannedDates(now: now, globalUse: .some(globalUse))
-        let due = withinGlobalBudget(Scheduler.due(config.handlers, states: states, now: now, planned: planned,
+        var due = withinGlobalBudget(Scheduler.due(config.handlers, states: states, now: now, planned: planned,
                                                    floors: plannedFloors()).filter { running[$0.name] == nil },
                                      planned: planned, globalUse: globalUse)
+        // Deferred pushes whose time has come run as push fetches, with their data.
+        let pushes = takeDuePushes(now: now)
+        if !pushes.isEmpty {
+            let names = Set(due.map(\.name))
+            due += config.handlers.filter { pushes[$0.name] != nil && !names.contains($0.name) }
+        }
         guard !due.isEmpty else { return [] }
         logger.debug("wake: \(due.count) handler(s) due: \(due.map(\.name).joined(separator: ", "))")
         // A bounded window of tasks, not one per due handler: ten thousand due handlers would
@@ -87,13 +95,15 @@ public actor FetchCoordinator {
             var next = queue.makeIterator()
             for _ in 0..<window {
                 guard let handler = next.next() else { break }
-                group.addTask { await self.fetch(handler, trigger: trigger, state: .some(states[handler.name])) }
+                group.addTask { await self.fetch(handler, trigger: trigger, state: .some(states[handler.name]),
+                                                 deferred: pushes[handler.name]) }
             }
             var records: [FetchRecord] = []
             for await record in group {
                 records.append(record)
                 if let handler = next.next() {
-                    group.addTask { await self.fetch(handler, trigger: trigger, state: .some(states[handler.name])) }
+                    group.addTask { await self.fetch(handler, trigger: trigger, state: .some(states[handler.name]),
+                                                     deferred: pushes[handler.name]) }
                 }
             }
             return records
@@ -128,25 +138,36 @@ public actor FetchCoordinator {
     /// When the scheduler should wake next.
     public func nextWake(now: Date = Date()) -> Date {
         let states = (try? state.allStates()) ?? [:]
-        return Scheduler.nextWake(config.handlers.filter { running[$0.name] == nil }, states: states, now: now,
-                                  heartbeatSeconds: config.daemon.heartbeatSeconds, planned: plannedDates(now: now))
+        let wake = Scheduler.nextWake(config.handlers.filter { running[$0.name] == nil }, states: states, now: now,
+                                      heartbeatSeconds: config.daemon.heartbeatSeconds, planned: plannedDates(now: now))
+        return min(wake, nextPushDue() ?? .distantFuture)
     }
 
     /// Runs `name` now, or joins its fetch if one is running; nil when no such handler is loaded.
-    public func fetch(_ name: String, trigger: FetchTrigger) async -> FetchRecord? {
+    /// A push (`pushData` is its data) never joins: it waits for a running fetch to end and
+    /// fetches again, since the running one cannot know what the push announced.
+    public func fetch(_ name: String, trigger: FetchTrigger, pushData: String? = nil) async -> FetchRecord? {
         guard let handler = config.handler(named: name) else { return nil }
-        return await fetch(handler, trigger: trigger, state: nil)
+        return await fetch(handler, trigger: trigger, state: nil, pushData: pushData)
     }
 
     /// Runs `handler` now, or joins its fetch. `state` is its stored state when the caller has
     /// it at hand (a wake read them all at once; `.some(nil)`: never fetched), nil to read it.
-    private func fetch(_ handler: HandlerConfig, trigger: FetchTrigger, state: HandlerState??) async -> FetchRecord {
+    /// A `deferred` push runs as a push fetch with its data, and is finished (removed from the
+    /// database) once its result is recorded, before anything else can see it again.
+    private func fetch(_ handler: HandlerConfig, trigger: FetchTrigger, state: HandlerState??,
+                       pushData: String? = nil, deferred: PendingPush? = nil) async -> FetchRecord {
         let name = handler.name
-        if running[name] != nil {
-            return await withCheckedContinuation { running[name, default: []].append($0) }
+        let trigger = deferred == nil ? trigger : .push
+        var state = state
+        while running[name] != nil {
+            let record = await withCheckedContinuation { running[name, default: []].append($0) }
+            if trigger != .push { return record }
+            state = nil  // the fetch waited for changed it (validators): read it again
         }
         running[name] = []
-        let record = await execute(handler, trigger: trigger, state: state)
+        let record = await execute(handler, trigger: trigger, state: state, pushData: deferred?.data ?? pushData)
+        if let deferred { finish(deferred) }
         let waiters = running.removeValue(forKey: name) ?? []
         finishedAt[name] = Date()
         waiters.forEach { $0.resume(returning: record) }
@@ -154,8 +175,9 @@ public actor FetchCoordinator {
     }
 
     /// One fetch of `handler`, from slot to durable result.
-    private func execute(_ handler: HandlerConfig, trigger: FetchTrigger, state: HandlerState??) async -> FetchRecord {
-        let item = await run(handler, trigger: trigger, state: state)
+    private func execute(_ handler: HandlerConfig, trigger: FetchTrigger, state: HandlerState??,
+                         pushData: String?) async -> FetchRecord {
+        let item = await run(handler, trigger: trigger, state: state, pushData: pushData)
         let record = await committer.commit(item)
         plans[handler.name] = nil  // the budget and the content's age changed: plan again
         log(record, snapshot: record.version == nil ? nil : snapshots.latestContentPath(of: handler.name))
@@ -164,7 +186,8 @@ public actor FetchCoordinator {
 
     /// Runs `handler` in a slot and turns the outcome into a result to commit. The slot is
     /// given back before the commit, so the next fetches run while this one's result is written.
-    private func run(_ handler: HandlerConfig, trigger: FetchTrigger, state known: HandlerState??) async -> ResultCommitter.Item {
+    private func run(_ handler: HandlerConfig, trigger: FetchTrigger, state known: HandlerState??,
+                     pushData: String?) async -> ResultCommitter.Item {
         let (slots, key) = slot(for: handler)
         guard await slots.acquire(key: key) else {
             return Self.item(handler, trigger: trigger, startedAt: Date(),
@@ -193,7 +216,7 @@ public actor FetchCoordinator {
             handlerName: handler.name, trigger: trigger, outputPath: outputPath,
             previousSnapshotPath: FileManager.default.fileExists(atPath: latestPath) ? latestPath : nil,
             deadline: .now + deadline, wallDeadline: startedAt.addingTimeInterval(handler.deadlineSeconds),
-            previousValidators: validators)
+            previousValidators: validators, pushData: pushData)
         let implementation = HandlerFactory.make(handler, killGraceSeconds: config.daemon.killGraceSeconds,
                                                  httpClient: httpClient)
         let outcome = await runner.run(implementation, context: context)

@@ -52,7 +52,7 @@ struct ReloadService: Service {
 }
 
 extension ReloadService {
-    /// Daemon settings that are fixed at start (directories, socket, peer policy, cache cap).
+    /// Daemon settings that are fixed at start (directories, sockets, peer policy, cache cap).
     static func restartOnlyChanges(from old: DaemonConfig, to new: DaemonConfig) -> [String] {
         var changed: [String] = []
         if old.cacheDirectory != new.cacheDirectory { changed.append("cache_dir") }
@@ -61,6 +61,7 @@ extension ReloadService {
         if old.socketMode != new.socketMode { changed.append("socket_mode") }
         if old.controlGroup != new.controlGroup { changed.append("control_group") }
         if old.cacheMaxBytes != new.cacheMaxBytes { changed.append("cache_max_bytes") }
+        if old.pushListen != new.pushListen { changed.append("push_listen") }
         return changed
     }
 }

@@ -9,6 +9,8 @@ import ServiceLifecycle
 struct FetchJob: Sendable {
     let handler: String
     let trigger: FetchTrigger
+    /// For a push: its data (JSON), handed to the handler.
+    var pushData: String? = nil
     /// Called with the result when the fetch has finished (nil when nobody waits).
     let onFinish: (@Sendable (FetchRecord?) -> Void)?
 }
@@ -35,7 +37,7 @@ public struct SchedulerService: Service {
     private let events: AsyncStream<Event>
     private let continuation: AsyncStream<Event>.Continuation
     /// Rung when a fetch finishes: the next wake time may have moved.
-    private let replan = WakeSignal()
+    private let replanSignal = WakeSignal()
 
     /// Creates the service.
     public init(coordinator: FetchCoordinator, logger: Logger, afterWork: @escaping @Sendable () async -> Void = {},
@@ -51,6 +53,9 @@ public struct SchedulerService: Service {
     /// Asks for a wake now (the systemd wake timer, `fetchctl wake`).
     func wake() { continuation.yield(.wake) }
 
+    /// Makes the timer loop compute its next wake again (a deferred push may be due sooner).
+    func replan() { replanSignal.signal() }
+
     /// Queues a fetch of `handler`; `onFinish` gets its record.
     func submit(_ job: FetchJob) {
         if case .terminated = continuation.yield(.job(job)) { job.onFinish?(nil) }
@@ -65,14 +70,14 @@ public struct SchedulerService: Service {
                 case .wake:
                     group.addTask {
                         await coordinator.runDue(trigger: .timer)
-                        replan.signal()
+                        replanSignal.signal()
                         await afterWork()
                     }
                 case .job(let job):
                     group.addTask {
-                        let record = await coordinator.fetch(job.handler, trigger: job.trigger)
+                        let record = await coordinator.fetch(job.handler, trigger: job.trigger, pushData: job.pushData)
                         job.onFinish?(record)
-                        replan.signal()
+                        replanSignal.signal()
                         await afterWork()
                     }
                 }
@@ -99,7 +104,7 @@ public struct SchedulerService: Service {
                 // Never spin: even when something is overdue, wait a moment before the next look.
                 let seconds = max(0.5, next.timeIntervalSinceNow)
                 let started = ContinuousClock.now
-                await replan.wait(atMost: .milliseconds(Int64(seconds * 1000)))
+                await replanSignal.wait(atMost: .milliseconds(Int64(seconds * 1000)))
                 if ContinuousClock.now - started >= .milliseconds(Int64(seconds * 1000)) { break }
             }
         }

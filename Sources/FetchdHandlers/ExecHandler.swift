@@ -11,8 +11,9 @@ import Glibc
 ///
 /// The program contract (documented in the README):
 /// - it writes its snapshot to the path in `FETCHD_OUTPUT`;
-/// - it gets `FETCHD_HANDLER`, `FETCHD_TRIGGER`, `FETCHD_DEADLINE` (Unix time, seconds) and
-///   `FETCHD_PREVIOUS` (the latest snapshot's path, when there is one);
+/// - it gets `FETCHD_HANDLER`, `FETCHD_TRIGGER`, `FETCHD_DEADLINE` (Unix time, seconds),
+///   `FETCHD_PREVIOUS` (the latest snapshot's path, when there is one) and `FETCHD_PUSH_DATA`
+///   (a push wake's JSON data, when it carried some);
 /// - it reports by exit status: 0 is `newData`, 100 is `noData`, anything else is `failed`.
 ///
 /// The program runs in a new session (so a process group of its own) with a clean
@@ -50,6 +51,7 @@ public struct ExecHandler: FetchHandler {
         variables["FETCHD_TRIGGER"] = context.trigger.rawValue
         variables["FETCHD_DEADLINE"] = String(Int(context.wallDeadline.timeIntervalSince1970))
         if let previous = context.previousSnapshotPath { variables["FETCHD_PREVIOUS"] = previous }
+        if let data = context.pushData { variables["FETCHD_PUSH_DATA"] = data }
 
         var options = PlatformOptions()
         options.createSession = true  // own session => own process group, no controlling terminal

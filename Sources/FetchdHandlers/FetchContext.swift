@@ -21,6 +21,9 @@ public final class FetchContext: Sendable {
     public let deadline: ContinuousClock.Instant
     /// Handler-specific state kept between fetches (e.g. HTTP validators).
     public let previousValidators: [String: String]
+    /// For a push wake (`trigger == .push`): the push's data, a JSON text of at most
+    /// `Defaults.pushDataMaxBytes` bytes (`FETCHD_PUSH_DATA`), when it carried any.
+    public let pushData: String?
 
     private struct Shared {
         var completion: HandlerCompletion?
@@ -34,7 +37,8 @@ public final class FetchContext: Sendable {
 
     /// Creates a context; the runner does this.
     public init(handlerName: String, trigger: FetchTrigger, outputPath: String, previousSnapshotPath: String?,
-                deadline: ContinuousClock.Instant, wallDeadline: Date, previousValidators: [String: String] = [:]) {
+                deadline: ContinuousClock.Instant, wallDeadline: Date, previousValidators: [String: String] = [:],
+                pushData: String? = nil) {
         self.handlerName = handlerName
         self.trigger = trigger
         self.outputPath = outputPath
@@ -42,6 +46,7 @@ public final class FetchContext: Sendable {
         self.deadline = deadline
         self.wallDeadline = wallDeadline
         self.previousValidators = previousValidators
+        self.pushData = pushData
     }
 
     /// Time left before the deadline (zero once it has passed).

@@ -5,7 +5,7 @@ import GRDB
 /// The durable record of every handler's state and every fetch: one SQLite database in WAL
 /// mode, changed only in transactions, so a crash or SIGKILL never loses a recorded result.
 public final class StateStore: Sendable {
-    private let pool: DatabasePool
+    let pool: DatabasePool
     /// The database file.
     public let path: String
 
@@ -66,6 +66,7 @@ public final class StateStore: Sendable {
             // global_budget counts the fetches of the last 24 hours on every wake.
             try db.create(index: "fetch_history_by_start", on: FetchRecord.databaseTableName, columns: ["started_at"])
         }
+        registerPushMigration(&migrator)
         return migrator
     }
 

@@ -31,6 +31,15 @@ struct Status: ParsableCommand {
             print("\nplanned from usage:")
             planned.forEach { print("  \($0.name): \($0.planReason ?? "")") }
         }
+        let pushes = status.handlers.filter { $0.pendingPushAt != nil }
+        if !pushes.isEmpty {
+            print("\npending pushes (over push_limit, coalesced into one fetch):")
+            for handler in pushes {
+                let count = handler.pendingPushes ?? 1
+                print("  \(handler.name): one fetch \(TimeText.relative(handler.pendingPushAt)) (\(TimeText.local(handler.pendingPushAt ?? Date()))), \(count) push\(count == 1 ? "" : "es"), push_limit \(handler.pushLimit ?? "?")")
+            }
+        }
+        if let listener = status.pushListener { print("\npush listener: http://\(listener)/push/NAME") }
         if !status.configProblems.isEmpty {
             print("\nconfig problems:")
             status.configProblems.forEach { problem in

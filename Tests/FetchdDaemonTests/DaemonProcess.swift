@@ -9,8 +9,8 @@ import Glibc
 /// A real `fetchd` process on a temp configuration, plus a way to run `fetchctl` against it.
 final class DaemonProcess {
     let directory: TemporaryDirectory
-    let process = Process()
-    private let logPipe = Pipe()
+    private(set) var process = Process()
+    private var logPipe = Pipe()
     var socketPath: String { directory.file("run/control.sock") }
     var cachePath: String { directory.file("cache") }
 
@@ -39,6 +39,17 @@ final class DaemonProcess {
             (try? ControlClient(path: socket, timeoutSeconds: 2).send(ControlRequest(command: .ping)).ok) == true
         }
         if !ready { throw DaemonError.notReady(log: stopAndReadLog()) }
+    }
+
+    /// Stops the daemon (SIGTERM) and starts it again on the same files; returns what the first
+    /// run logged.
+    @discardableResult
+    func restart() async throws -> (status: Int32, log: String) {
+        let stopped = stopAndReadLog()
+        process = Process()
+        logPipe = Pipe()
+        try await start()
+        return stopped
     }
 
     /// Sends SIGTERM and waits; returns the exit status and everything the daemon logged.

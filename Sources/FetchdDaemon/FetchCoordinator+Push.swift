@@ -1,0 +1,104 @@
+import FetchdConfig
+import FetchdControl
+import FetchdCore
+import FetchdState
+import Foundation
+
+extension FetchCoordinator {
+    /// Why a push was refused.
+    public enum PushRefusal: Error, Sendable, Equatable, CustomStringConvertible {
+        /// No such handler is loaded.
+        case unknownHandler(String)
+        /// The data is not JSON, or too large.
+        case badData(PushData.Problem)
+        /// The state database failed; the push was not taken.
+        case stateUnavailable(String)
+
+        /// What went wrong and what to do.
+        public var description: String {
+            switch self {
+            case .unknownHandler(let name): "no handler named \"\(name)\" is loaded (see fetchctl status)"
+            case .badData(let problem): problem.description
+            case .stateUnavailable(let detail): "the push was not taken: the state database failed (\(detail)); see the log"
+            }
+        }
+    }
+
+    /// Applies `name`'s `push_limit` to a push arriving at `now`, durably. Within the limit the
+    /// report says to fetch now (the caller runs the fetch, with trigger `push` and `data`);
+    /// over it, the push is coalesced into the handler's one deferred fetch (newest data wins),
+    /// which the scheduler runs at the earliest time the limit allows, restarts included.
+    public func admitPush(_ name: String, data: String?, now: Date = Date()) throws(PushRefusal) -> PushReport {
+        guard let handler = config.handler(named: name) else { throw .unknownHandler(name) }
+        let limit = handler.pushLimit.description
+        let admission: PushAdmission
+        do {
+            admission = try state.admitPush(of: name, data: data, at: now, limit: handler.pushLimit)
+        } catch {
+            logger.error("\(name): cannot record a push in \(state.path): \(error)", metadata: ["handler": "\(name)"])
+            throw .stateUnavailable("\(error)")
+        }
+        switch admission {
+        case .now:
+            logger.debug("\(name): push accepted", metadata: ["handler": "\(name)"])
+            return .now(handler: name, limit: limit)
+        case .deferred(let pending):
+            let report = PushReport.coalesced(handler: name, limit: limit, fetchAt: pending.dueAt, pushes: pending.pushes)
+            logger.info("\(name): push \(report.message)", metadata: ["handler": "\(name)", "trigger": "push"])
+            return report
+        }
+    }
+
+    /// Takes the deferred pushes due at `now` of loaded handlers that are not running, counting
+    /// each as a push fetch; by handler. One the limit still has no room for is moved later.
+    func takeDuePushes(now: Date) -> [String: PendingPush] {
+        var taken: [String: PendingPush] = [:]
+        for push in pendingPushes() where push.dueAt <= now.addingTimeInterval(Scheduler.dueTolerance) {
+            guard let handler = config.handler(named: push.handler), !isRunning(push.handler) else { continue }
+            do {
+                switch try state.takeDuePush(of: push.handler, at: now, limit: handler.pushLimit,
+                                             tolerance: Scheduler.dueTolerance) {
+                case .run(let due): taken[push.handler] = due
+                case .rescheduled(let moved):
+                    logger.info("\(push.handler): deferred push moved to \(moved.dueAt) (push_limit \(handler.pushLimit))")
+                case nil: break
+                }
+            } catch {
+                logger.error("\(push.handler): cannot take a deferred push from \(state.path): \(error)")
+            }
+        }
+        return taken
+    }
+
+    /// When the earliest deferred push of a loaded handler that is not running is due: the
+    /// scheduler wakes for it.
+    func nextPushDue() -> Date? {
+        pendingPushes().first { config.handler(named: $0.handler) != nil && !isRunning($0.handler) }?.dueAt
+    }
+
+    /// Every deferred push, earliest first (none when the database cannot be read).
+    func pendingPushes() -> [PendingPush] {
+        do { return try state.pendingPushes() } catch {
+            logger.error("cannot read deferred pushes from \(state.path): \(error)")
+            return []
+        }
+    }
+
+    /// Removes a deferred push whose fetch is recorded (unless a newer push replaced it).
+    func finish(_ push: PendingPush) {
+        do { try state.finishPush(push) } catch {
+            logger.error("\(push.handler): cannot clear the deferred push in \(state.path): \(error); it will run again")
+        }
+    }
+
+    /// Records where the push listener listens, once it is bound.
+    func setPushListenerAddress(_ address: String?) { pushListenerAddress = address }
+
+    /// The bearer token the push listener accepts for `name`: nil when no such handler is loaded
+    /// (`.some(nil)`: loaded but without `push_token_file`). Read per request, so a reload's
+    /// tokens take effect at once.
+    func pushToken(of name: String) -> String?? {
+        guard let handler = config.handler(named: name) else { return nil }
+        return .some(handler.pushToken)
+    }
+}

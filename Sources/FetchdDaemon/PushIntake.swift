@@ -1,0 +1,26 @@
+import FetchdControl
+import FetchdCore
+
+/// The one way a push enters the daemon, from the control socket (`fetchctl push`) or the push
+/// listener: the data is checked, the handler's `push_limit` applied, and a push within the
+/// limit is queued to the scheduler as a fetch with trigger `push`.
+struct PushIntake: Sendable {
+    /// Applies the limits and keeps the deferred pushes.
+    let coordinator: FetchCoordinator
+    /// Runs the fetches of pushes within the limit.
+    let scheduler: SchedulerService
+
+    /// Takes a push of `name` carrying `data` (empty: none); the report says whether it fetches
+    /// now or was coalesced into the handler's deferred fetch, and when that runs.
+    func push(_ name: String, data: [UInt8]) async throws(FetchCoordinator.PushRefusal) -> PushReport {
+        let text: String?
+        do { text = try PushData.validate(data) } catch { throw .badData(error) }
+        let report = try await coordinator.admitPush(name, data: text)
+        if report.deferred {
+            scheduler.replan()  // the deferred fetch may be due before the next planned wake
+        } else {
+            scheduler.submit(FetchJob(handler: name, trigger: .push, pushData: text, onFinish: nil))
+        }
+        return report
+    }
+}

@@ -1,0 +1,156 @@
+import FetchdCore
+import Foundation
+import GRDB
+
+/// A push (or several coalesced) waiting for the rate limit: one fetch at `dueAt` with the
+/// newest push's data.
+public struct PendingPush: Sendable, Equatable {
+    /// The handler.
+    public var handler: String
+    /// When the fetch runs: the earliest time the handler's push limit allows it.
+    public var dueAt: Date
+    /// The newest push's data (newest wins), if it carried any.
+    public var data: String?
+    /// When the newest push arrived; tells this version of the pending push from a later one.
+    public var receivedAt: Date
+    /// How many pushes were coalesced into it.
+    public var pushes: Int
+
+    /// Creates a pending push.
+    public init(handler: String, dueAt: Date, data: String?, receivedAt: Date, pushes: Int) {
+        self.handler = handler
+        self.dueAt = dueAt
+        self.data = data
+        self.receivedAt = receivedAt
+        self.pushes = pushes
+    }
+}
+
+/// What the rate limit made of a push.
+public enum PushAdmission: Sendable, Equatable {
+    /// Within the limit: fetch now (counted; any pending push is superseded).
+    case now
+    /// Over the limit: coalesced into the pending push, which runs at its `dueAt`.
+    case deferred(PendingPush)
+}
+
+/// What became of a pending push that was due.
+public enum DuePush: Sendable, Equatable {
+    /// Counted as a push fetch: run it now, then `finishPush` it.
+    case run(PendingPush)
+    /// The limit still has no room (it was lowered by a reload): moved to the new `dueAt`.
+    case rescheduled(PendingPush)
+}
+
+extension StateStore {
+    /// Push times and the pending push of each handler, so that a restart forgets neither the
+    /// rate limit's count nor a deferred push.
+    static func registerPushMigration(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("v4: push wakes") { db in
+            try db.create(table: "push_event") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("handler", .text).notNull()
+                t.column("at", .datetime).notNull()
+            }
+            try db.create(index: "push_event_by_handler", on: "push_event", columns: ["handler", "at"])
+            try db.create(table: "push_pending") { t in
+                t.primaryKey("handler", .text)
+                t.column("due_at", .datetime).notNull()
+                t.column("data", .text)
+                t.column("received_at", .datetime).notNull()
+                t.column("pushes", .integer).notNull()
+            }
+        }
+    }
+
+    /// Applies `limit` to a push of `handler` arriving at `now`, in one transaction: within the
+    /// limit it is counted and supersedes any pending push; over it, it is coalesced into the
+    /// pending push (its data replaces the older data), due when the window next has room.
+    public func admitPush(of handler: String, data: String?, at now: Date, limit: PushLimit) throws -> PushAdmission {
+        try pool.write { db in
+            if let earliest = try Self.nextRoom(of: handler, at: now, limit: limit, in: db) {
+                let previous = try Self.pendingPush(of: handler, in: db)
+                let pending = PendingPush(handler: handler, dueAt: earliest, data: data, receivedAt: now,
+                                          pushes: (previous?.pushes ?? 0) + 1)
+                try Self.save(pending, in: db)
+                return .deferred(pending)
+            }
+            try Self.count(handler, at: now, in: db)
+            try db.execute(sql: "DELETE FROM push_pending WHERE handler = ?", arguments: [handler])
+            return .now
+        }
+    }
+
+    /// The pending push of `handler` if it is due at `now` (within `tolerance` seconds), counted
+    /// as a push fetch; or moved later when the limit has no room. Nil when none is due.
+    public func takeDuePush(of handler: String, at now: Date, limit: PushLimit, tolerance: Double = 0.1) throws -> DuePush? {
+        try pool.write { db in
+            guard var pending = try Self.pendingPush(of: handler, in: db),
+                  pending.dueAt <= now.addingTimeInterval(tolerance) else { return nil }
+            if let earliest = try Self.nextRoom(of: handler, at: now, limit: limit, in: db), earliest > pending.dueAt {
+                pending.dueAt = earliest
+                try Self.save(pending, in: db)
+                return .rescheduled(pending)
+            }
+            try Self.count(handler, at: now, in: db)
+            return .run(pending)
+        }
+    }
+
+    /// Removes `push` once its fetch is recorded, unless a newer push has replaced it meanwhile.
+    public func finishPush(_ push: PendingPush) throws {
+        try pool.write { db in
+            try db.execute(sql: "DELETE FROM push_pending WHERE handler = ? AND received_at = ?",
+                           arguments: [push.handler, Self.text(push.receivedAt)])
+        }
+    }
+
+    /// Every pending push, earliest due first.
+    public func pendingPushes() throws -> [PendingPush] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM push_pending ORDER BY due_at, handler").map(Self.pendingPush(from:))
+        }
+    }
+
+    /// When the push fetches of `handler` since `date` were counted, oldest first.
+    public func pushTimes(of handler: String, since date: Date) throws -> [Date] {
+        try pool.read { db in
+            try Date.fetchAll(db, sql: "SELECT at FROM push_event WHERE handler = ? AND at >= ? ORDER BY at",
+                              arguments: [handler, Self.text(date)])
+        }
+    }
+
+    /// Nil when `limit` has room for one more push fetch at `now`; else the earliest time it has:
+    /// when the oldest push that keeps the window full leaves it.
+    private static func nextRoom(of handler: String, at now: Date, limit: PushLimit, in db: Database) throws -> Date? {
+        let windowStart = now.addingTimeInterval(-limit.windowSeconds)
+        let times = try Date.fetchAll(db, sql: "SELECT at FROM push_event WHERE handler = ? AND at > ? ORDER BY at",
+                                      arguments: [handler, text(windowStart)])
+        guard times.count >= limit.count else { return nil }
+        return times[times.count - limit.count].addingTimeInterval(limit.windowSeconds)
+    }
+
+    /// Counts a push fetch of `handler` at `now`, forgetting those older than the longest window.
+    private static func count(_ handler: String, at now: Date, in db: Database) throws {
+        try db.execute(sql: "INSERT INTO push_event (handler, at) VALUES (?, ?)", arguments: [handler, text(now)])
+        try db.execute(sql: "DELETE FROM push_event WHERE handler = ? AND at < ?",
+                       arguments: [handler, text(now.addingTimeInterval(-PushLimit.maxWindowSeconds))])
+    }
+
+    private static func save(_ pending: PendingPush, in db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO push_pending (handler, due_at, data, received_at, pushes) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT(handler) DO UPDATE SET due_at = excluded.due_at, data = excluded.data,
+                received_at = excluded.received_at, pushes = excluded.pushes
+            """, arguments: [pending.handler, text(pending.dueAt), pending.data, text(pending.receivedAt), pending.pushes])
+    }
+
+    private static func pendingPush(of handler: String, in db: Database) throws -> PendingPush? {
+        try Row.fetchOne(db, sql: "SELECT * FROM push_pending WHERE handler = ?", arguments: [handler]).map(pendingPush(from:))
+    }
+
+    private static func pendingPush(from row: Row) -> PendingPush {
+        PendingPush(handler: row["handler"], dueAt: row["due_at"], data: row["data"], receivedAt: row["received_at"],
+                    pushes: row["pushes"])
+    }
+}

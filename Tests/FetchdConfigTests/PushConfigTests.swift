@@ -1,0 +1,78 @@
+import FetchdConfig
+import FetchdCore
+import Foundation
+import Testing
+
+/// The push keys: `push_limit` and `push_token_file` on handlers, `push_listen` in the main file.
+struct PushConfigTests {
+    private func handler(in folder: TemporaryFolder, _ extra: String) throws -> (HandlerConfig?, [ConfigDiagnostic]) {
+        let main = try folder.write("", to: "fetchd.toml")
+        try folder.write("""
+            [[handler]]
+            name = "feed"
+            kind = "exec"
+            command = ["/bin/true"]
+            \(extra)
+            """, to: "handlers.d/feed.toml")
+        let loaded = try ConfigLoader.load(mainFile: main)
+        return (loaded.handler(named: "feed"), loaded.diagnostics)
+    }
+
+    private func tokenFile(in folder: TemporaryFolder, _ text: String, mode: mode_t) throws -> String {
+        let path = try folder.write(text, to: "feed.token")
+        #expect(chmod(path, mode) == 0)
+        return path
+    }
+
+    @Test func defaultsAndAValidTokenFile() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let (plain, _) = try handler(in: folder, "")
+        #expect(plain?.pushLimit == .standard && plain?.pushToken == nil)
+        let token = String(repeating: "a1", count: 16)
+        let path = try tokenFile(in: folder, token + "\n", mode: 0o600)
+        let (configured, problems) = try handler(in: folder, "push_limit = \"2/minute\"\npush_token_file = \"\(path)\"")
+        #expect(problems.isEmpty, "\(problems)")
+        #expect(configured?.pushLimit == PushLimit(count: 2, windowSeconds: 60))
+        #expect(configured?.pushToken == token, "the final newline is not part of the token")
+    }
+
+    @Test func aTokenFileOthersCanReadOrAShortTokenIsRefusedWithItsLine() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        for (mode, text, expected) in [
+            (mode_t(0o640), String(repeating: "b", count: 32), "has mode 0640: group or others may read or write it"),
+            (mode_t(0o604), String(repeating: "b", count: 32), "has mode 0604"),
+            (mode_t(0o600), "short", "is shorter than \(Defaults.pushTokenMinLength) characters"),
+            (mode_t(0o600), String(repeating: "c", count: 20) + " " + String(repeating: "d", count: 20), "visible ASCII"),
+        ] {
+            let path = try tokenFile(in: folder, text, mode: mode)
+            let (loaded, problems) = try handler(in: folder, "push_token_file = \"\(path)\"")
+            #expect(loaded == nil, "an invalid handler is not loaded")
+            let problem = try #require(problems.first)
+            #expect(problem.key == "push_token_file" && problem.line == 5, "\(problem)")
+            #expect(problem.message.contains(expected), "\(problem.message)")
+        }
+    }
+
+    @Test func listenAddressesAreIPLiteralsWithAPort() {
+        #expect(ListenAddress.parse("127.0.0.1:8617") == ListenAddress(host: "127.0.0.1", port: 8617))
+        #expect(ListenAddress.parse("[::1]:8617") == ListenAddress(host: "::1", port: 8617))
+        #expect(ListenAddress.parse("0.0.0.0:0")?.isLoopback == false)
+        #expect(ListenAddress.parse("127.0.0.2:1")?.isLoopback == true)
+        #expect(ListenAddress(host: "::1", port: 80).description == "[::1]:80")
+        for bad in ["", "127.0.0.1", "localhost:8617", "127.0.0.1:", "127.0.0.1:65536", "::1:8617", "[::1]8617",
+                    "127.0.0.1:-1", "127.0.0.1:8617 ", "256.0.0.1:80"] {
+            #expect(ListenAddress.parse(bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test func pushListenIsReadFromTheMainFile() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let main = try folder.write("push_listen = \"127.0.0.1:8617\"\n", to: "fetchd.toml")
+        #expect(try ConfigLoader.load(mainFile: main).daemon.pushListen == ListenAddress(host: "127.0.0.1", port: 8617))
+        let off = try folder.write("push_listen = \"\"\n", to: "fetchd.toml")
+        #expect(try ConfigLoader.load(mainFile: off).daemon.pushListen == nil)
+    }
+}

@@ -1,0 +1,109 @@
+import FetchdControl
+import FetchdCore
+import FetchdState
+import FetchdTestSupport
+import Foundation
+import Testing
+
+/// Push wakes end to end: the real daemon driven by `fetchctl push` and by HTTP, with short
+/// push limits instead of long waits, and a heartbeat of an hour so that a deferred push runs
+/// only because the scheduler woke for it.
+@Suite(.serialized)
+struct PushEndToEndTests {
+    private static func handlers(limit: String, extra: String = "") -> String {
+        """
+        [[handler]]
+        name = "feed"
+        kind = "exec"
+        command = ["/bin/sh", "-c", "printf '%s' \\"${FETCHD_PUSH_DATA:-none}\\" > \\"$FETCHD_OUTPUT\\""]
+        min_interval = "never"
+        push_limit = "\(limit)"
+        \(extra)
+        """
+    }
+
+    private func pushFetches(_ state: StateStore) -> [FetchRecord] {
+        ((try? state.history(of: "feed", limit: 20)) ?? []).filter { $0.trigger == "push" }
+    }
+
+    private func content(_ daemon: DaemonProcess) -> String? {
+        try? String(contentsOfFile: daemon.cachePath + "/feed/latest/content", encoding: .utf8)
+    }
+
+    @Test func fetchctlPushFetchesWithTheDataAndCoalescesOverTheLimit() async throws {
+        let daemon = try DaemonProcess(handlers: Self.handlers(limit: "1/3s"), heartbeat: "1h")
+        try await daemon.start()
+        let state = try StateStore(path: daemon.directory.file("state/state.sqlite"))
+        let first = try daemon.fetchctl(["push", "feed", "--data", #"{"id": 1}"#])
+        #expect(first.status == 0 && first.output == "feed: push accepted: fetching now\n", "\(first.output)")
+        #expect(await waitUntil(timeoutSeconds: 15) { pushFetches(state).count == 1 })
+        #expect(content(daemon) == #"{"id": 1}"#, "FETCHD_PUSH_DATA reaches the exec handler")
+
+        // Two more within 3 s: one deferred fetch, the newest data, shown by status.
+        let second = try daemon.fetchctl(["push", "feed", "--data", #"{"id": 2}"#])
+        let third = try daemon.fetchctl(["push", "feed", "--data", #"{"id": 3}"#, "--json"])
+        #expect(second.output.contains("feed: rate limited: coalesced into one fetch at "), "\(second.output)")
+        #expect(second.output.range(of: #"at \d\d:\d\d:\d\d "#, options: .regularExpression) != nil, "\(second.output)")
+        let report = try ControlProtocol.decoder().decode(PushReport.self, from: Data(third.output.utf8))
+        #expect(report.deferred && report.coalescedPushes == 2 && report.limit == "1/3s")
+        let status = try daemon.fetchctl(["status"])
+        #expect(status.output.contains("pending pushes (over push_limit, coalesced into one fetch):\n  feed: one fetch in "),
+                "\(status.output)")
+        #expect(await waitUntil(timeoutSeconds: 15) { pushFetches(state).count == 2 },
+                "the deferred push must run at its time, with a heartbeat of an hour")
+        #expect(content(daemon) == #"{"id": 3}"#, "the newest data wins")
+        #expect(try state.pendingPushes().isEmpty)
+
+        // Refusals: not JSON, too large, no such handler.
+        let malformed = try daemon.fetchctl(["push", "feed", "--data", "{id: 4}"])
+        #expect(malformed.status == 1 && malformed.output.contains("the push data is not valid JSON"), "\(malformed.output)")
+        let large = try daemon.fetchctl(["push", "feed", "--data", "\"" + String(repeating: "x", count: 5000) + "\""])
+        #expect(large.status == 1 && large.output.contains("over the limit of \(Defaults.pushDataMaxBytes) bytes"), "\(large.output)")
+        let unknown = try daemon.fetchctl(["push", "nope"])
+        #expect(unknown.status == 1 && unknown.output.contains("no handler named \"nope\""), "\(unknown.output)")
+        #expect(pushFetches(state).count == 2)
+        daemon.stopAndReadLog()
+    }
+
+    @Test func aDeferredPushSurvivesARestart() async throws {
+        let daemon = try DaemonProcess(handlers: Self.handlers(limit: "1/4s"), heartbeat: "1h")
+        try await daemon.start()
+        let state = try StateStore(path: daemon.directory.file("state/state.sqlite"))
+        _ = try daemon.fetchctl(["push", "feed", "--data", "\"first\""])
+        let deferred = try daemon.fetchctl(["push", "feed", "--data", "\"after the restart\""])
+        #expect(deferred.output.contains("rate limited"), "\(deferred.output)")
+        #expect(await waitUntil(timeoutSeconds: 15) { pushFetches(state).count == 1 })
+        let stopped = try await daemon.restart()
+        #expect(stopped.status == 0, "\(stopped.log)")
+        #expect(pushFetches(state).count == 1, "the deferred push waits for its time")
+        #expect(try state.pendingPushes().map(\.data) == ["\"after the restart\""])
+        #expect(await waitUntil(timeoutSeconds: 20) { pushFetches(state).count == 2 })
+        #expect(content(daemon) == "\"after the restart\"")
+        daemon.stopAndReadLog()
+    }
+
+    @Test func theListenerTakesAPushWithTheRightToken() async throws {
+        let token = String(repeating: "5e", count: 20)
+        let directory = try TemporaryDirectory("push-token")
+        defer { directory.remove() }
+        let tokenFile = try directory.write(token, to: "feed.token")
+        #expect(chmod(tokenFile, 0o600) == 0)
+        let daemon = try DaemonProcess(handlers: Self.handlers(limit: "6/hour", extra: "push_token_file = \"\(tokenFile)\""),
+                                       extraMain: "push_listen = \"127.0.0.1:0\"")
+        try await daemon.start()
+        let state = try StateStore(path: daemon.directory.file("state/state.sqlite"))
+        let status = try ControlProtocol.decoder().decode(StatusReport.self, from: Data(try daemon.fetchctl(["status", "--json"]).output.utf8))
+        let listener = try #require(status.pushListener)
+        let port = try #require(listener.split(separator: ":").last.flatMap { Int($0) })
+        #expect(listener.hasPrefix("127.0.0.1:") && port > 0)
+        let refused = await RawHTTPClient.exchange(port: port, RawHTTPClient.post("/push/feed", body: "[7]"))
+        #expect(refused.status == 401, "\(refused)")
+        let accepted = await RawHTTPClient.exchange(port: port, RawHTTPClient.post(
+            "/push/feed", headers: ["Authorization: Bearer \(token)"], body: "[7]"))
+        #expect(accepted.status == 202, "\(accepted)")
+        #expect(await waitUntil(timeoutSeconds: 15) { pushFetches(state).count == 1 })
+        #expect(content(daemon) == "[7]")
+        let log = daemon.stopAndReadLog()
+        #expect(log.status == 0 && log.log.contains("push listener on http://127.0.0.1:\(port)/push/NAME"), "\(log.log)")
+    }
+}

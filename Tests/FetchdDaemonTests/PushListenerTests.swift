@@ -1,0 +1,149 @@
+import FetchdConfig
+import FetchdControl
+import FetchdCore
+@testable import FetchdDaemon
+import FetchdState
+import FetchdTestSupport
+import Foundation
+import Logging
+import ServiceLifecycle
+import Testing
+
+/// The push listener in process, on a free loopback port, with the scheduler running: token
+/// checks, size and time limits, and clear status codes, driven by a raw HTTP client.
+@Suite(.serialized)
+struct PushListenerTests {
+    static let feedToken = "feed-token-" + String(repeating: "f", count: 24)
+    static let otherToken = "other-token-" + String(repeating: "o", count: 24)
+
+    /// Runs a listener (1 s read timeout) and a scheduler over `feed` (token, `1/minute`),
+    /// `other` (token) and `quiet` (no token), and calls `body` with its port.
+    private func withListener(_ body: (Int, FetchCoordinator) async throws -> Void) async throws {
+        let directory = try TemporaryDirectory("push-listener")
+        defer { directory.remove() }
+        var tokenFiles: [String] = []
+        for (name, token) in [("feed", Self.feedToken), ("other", Self.otherToken)] {
+            let path = try directory.write(token + "\n", to: "\(name).token")
+            #expect(chmod(path, 0o600) == 0)
+            tokenFiles.append(path)
+        }
+        func handler(_ name: String, _ extra: String) -> String {
+            """
+            [[handler]]
+            name = "\(name)"
+            kind = "exec"
+            command = ["/bin/sh", "-c", "printf '%s' \\"${FETCHD_PUSH_DATA:-none}\\" > \\"$FETCHD_OUTPUT\\""]
+            min_interval = "never"
+            \(extra)
+            """
+        }
+        let coordinator = try TestConfig.coordinator(in: directory, handlers: [
+            handler("feed", "push_limit = \"1/minute\"\npush_token_file = \"\(tokenFiles[0])\""),
+            handler("other", "push_token_file = \"\(tokenFiles[1])\""),
+            handler("quiet", ""),
+        ].joined(separator: "\n\n"))
+        let logger = Logger(label: "push-listener-test")
+        let scheduler = SchedulerService(coordinator: coordinator, logger: logger)
+        var limits = PushListener.Limits()
+        limits.readTimeoutSeconds = 1
+        let listener = PushListener(address: ListenAddress(host: "127.0.0.1", port: 0),
+                                    intake: PushIntake(coordinator: coordinator, scheduler: scheduler), logger: logger,
+                                    limits: limits)
+        let group = ServiceGroup(configuration: .init(services: [.init(service: listener), .init(service: scheduler)],
+                                                      logger: logger))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            var address: String?
+            for _ in 0..<400 where address == nil {
+                address = await coordinator.pushListenerAddress
+                if address == nil { try await Task.sleep(for: .milliseconds(25)) }
+            }
+            let port = try #require(address.flatMap { $0.split(separator: ":").last.flatMap { Int($0) } })
+            #expect(port > 0)
+            do {
+                try await body(port, coordinator)
+            } catch {
+                await group.triggerGracefulShutdown()
+                throw error
+            }
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+    }
+
+    private func push(_ port: Int, _ name: String, token: String?, body: String = "") async -> RawHTTPClient.Reply {
+        let headers = token.map { ["Authorization: Bearer \($0)"] } ?? []
+        return await RawHTTPClient.exchange(port: port, RawHTTPClient.post("/push/\(name)", headers: headers, body: body))
+    }
+
+    @Test func tokensAreCheckedPerHandler() async throws {
+        try await withListener { port, coordinator in
+            let missing = await push(port, "feed", token: nil, body: "{}")
+            #expect(missing.status == 401 && missing.body.contains("missing or wrong token") && missing.closed, "\(missing)")
+            #expect(missing.headers.contains("WWW-Authenticate: Bearer"), "\(missing.headers)")
+            let wrong = await push(port, "feed", token: Self.feedToken + "x", body: "{}")
+            #expect(wrong.status == 401, "\(wrong)")
+            let another = await push(port, "feed", token: Self.otherToken, body: "{}")
+            #expect(another.status == 401, "another handler's token opens only that handler: \(another)")
+            let basic = await RawHTTPClient.exchange(port: port, RawHTTPClient.post(
+                "/push/feed", headers: ["Authorization: Basic \(Self.feedToken)"], body: "{}"))
+            #expect(basic.status == 401, "\(basic)")
+            #expect(await coordinator.history(of: "feed", limit: 5)?.isEmpty == true, "no refused push ran")
+
+            let right = await push(port, "feed", token: Self.feedToken, body: #"{"id":42}"#)
+            #expect(right.status == 202 && right.body.contains(#""deferred":false"#) && !right.closed, "\(right)")
+            let state = await coordinator.state
+            #expect(await waitUntil(timeoutSeconds: 15) { (try? state.history(of: "feed", limit: 1).first?.trigger) == "push" })
+            let latest = await coordinator.snapshots.latestContentPath(of: "feed")
+            let content = try String(contentsOfFile: latest, encoding: .utf8)
+            #expect(content == #"{"id":42}"#, "the body reached the handler as FETCHD_PUSH_DATA")
+
+            // Over push_limit (1/minute): 202 all the same, coalesced, with the time in the body.
+            let coalesced = await push(port, "feed", token: Self.feedToken, body: #"{"id":43}"#)
+            #expect(coalesced.status == 202, "\(coalesced)")
+            #expect(coalesced.body.contains("rate limited: coalesced into one fetch at ") && coalesced.body.contains(#""fetch_at":"#),
+                    "\(coalesced.body)")
+        }
+    }
+
+    @Test func unknownHandlersWrongMethodsAndBadBodiesGetClearErrors() async throws {
+        try await withListener { port, coordinator in
+            let unknown = await push(port, "nope", token: Self.feedToken)
+            #expect(unknown.status == 404 && unknown.body.contains("no handler \\\"nope\\\" takes pushes"), "\(unknown)")
+            let noToken = await push(port, "quiet", token: Self.feedToken)
+            #expect(noToken.status == 404 && noToken.body.contains("push_token_file"), "\(noToken)")
+            let elsewhere = await RawHTTPClient.exchange(port: port, RawHTTPClient.post("/other/feed"))
+            #expect(elsewhere.status == 404, "\(elsewhere)")
+            let get = await RawHTTPClient.exchange(port: port, Array("GET /push/feed HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+            #expect(get.status == 405 && get.headers.contains("Allow: POST"), "\(get)")
+
+            let malformed = await push(port, "feed", token: Self.feedToken, body: "{id: 42}")
+            #expect(malformed.status == 400 && malformed.body.contains("not valid JSON") && malformed.closed, "\(malformed)")
+            let oversize = String(repeating: "x", count: Defaults.pushDataMaxBytes + 1)
+            let large = await push(port, "feed", token: Self.feedToken, body: "\"\(oversize)\"")
+            #expect(large.status == 413 && large.body.contains("over \(Defaults.pushDataMaxBytes) bytes") && large.closed, "\(large)")
+            // Without a Content-Length (chunked), the body is cut off at the limit all the same.
+            let chunk = String(repeating: "y", count: Defaults.pushDataMaxBytes + 10)
+            let chunked = await RawHTTPClient.exchange(port: port, Array(("POST /push/feed HTTP/1.1\r\nHost: x\r\n"
+                + "Authorization: Bearer \(Self.feedToken)\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + String(chunk.utf8.count, radix: 16) + "\r\n" + chunk + "\r\n0\r\n\r\n").utf8))
+            #expect(chunked.status == 413, "\(chunked)")
+            let headers = await RawHTTPClient.exchange(port: port, RawHTTPClient.post(
+                "/push/feed", headers: ["X-Padding: " + String(repeating: "p", count: Defaults.pushHeaderMaxBytes)]))
+            #expect(headers.status == 431 && headers.closed, "\(headers)")
+            #expect(await coordinator.history(of: "feed", limit: 5)?.isEmpty == true, "no refused push ran")
+        }
+    }
+
+    /// The read timeout is 1 s here; the client waits 20 s, so a 408 can only come from the server.
+    @Test func aClientThatDoesNotFinishItsRequestIsTimedOut() async throws {
+        try await withListener { port, _ in
+            let partial = Array("POST /push/feed HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n".utf8)
+            let slowHeaders = await RawHTTPClient.exchange(port: port, partial)
+            #expect(slowHeaders.status == 408 && slowHeaders.closed, "\(slowHeaders)")
+            let whole = RawHTTPClient.post("/push/feed", headers: ["Authorization: Bearer \(Self.feedToken)"], body: "{}")
+            let slowBody = await RawHTTPClient.exchange(port: port, Array(whole.dropLast(1)))
+            #expect(slowBody.status == 408 && slowBody.closed, "\(slowBody)")
+        }
+    }
+}

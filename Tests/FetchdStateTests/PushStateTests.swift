@@ -1,0 +1,123 @@
+import FetchdCore
+import FetchdState
+import FetchdTestSupport
+import Foundation
+import Testing
+
+/// Push admission under a rate limit, on a real database file and an injected clock: pushes
+/// within the limit fetch now, the rest are coalesced into one deferred fetch (newest data), and
+/// both the counts and the deferred push survive reopening the database.
+struct PushStateTests {
+    private let origin = Date(timeIntervalSince1970: 1_800_000_000)
+    private let twoPerMinute = PushLimit(count: 2, windowSeconds: 60)
+
+    private func at(_ seconds: Double) -> Date { origin.addingTimeInterval(seconds) }
+
+    @Test func pushesOverTheLimitAreCoalescedIntoOneDeferredFetchWithTheNewestData() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try StateStore(path: directory.file("state.sqlite"))
+        #expect(try store.admitPush(of: "news", data: #"{"n":1}"#, at: at(0), limit: twoPerMinute) == .now)
+        #expect(try store.admitPush(of: "news", data: #"{"n":2}"#, at: at(10), limit: twoPerMinute) == .now)
+        // Two in the last minute: the third and fourth wait for the first to leave the window.
+        guard case .deferred(let third) = try store.admitPush(of: "news", data: #"{"n":3}"#, at: at(20), limit: twoPerMinute),
+              case .deferred(let fourth) = try store.admitPush(of: "news", data: #"{"n":4}"#, at: at(30), limit: twoPerMinute) else {
+            Issue.record("pushes over the limit must be deferred"); return
+        }
+        #expect(third.dueAt == at(60) && third.pushes == 1)
+        #expect(fourth.dueAt == at(60) && fourth.pushes == 2 && fourth.data == #"{"n":4}"#)
+        #expect(try store.pendingPushes().map(\.data) == [#"{"n":4}"#], "one deferred fetch, the newest data")
+        // Another handler has a count of its own.
+        #expect(try store.admitPush(of: "other", data: nil, at: at(30), limit: twoPerMinute) == .now)
+
+        // Not due before its time; at its time it is counted and handed out once, with the newest data.
+        #expect(try store.takeDuePush(of: "news", at: at(59), limit: twoPerMinute) == nil)
+        guard case .run(let due) = try store.takeDuePush(of: "news", at: at(60), limit: twoPerMinute) else {
+            Issue.record("the deferred push must run at its time"); return
+        }
+        #expect(due.data == #"{"n":4}"# && due.pushes == 2)
+        try store.finishPush(due)
+        #expect(try store.pendingPushes().isEmpty)
+        #expect(try store.pushTimes(of: "news", since: at(0)) == [at(0), at(10), at(60)])
+        // The window holds the pushes at 10 s and 60 s: the next is deferred to 70 s.
+        guard case .deferred(let next) = try store.admitPush(of: "news", data: nil, at: at(61), limit: twoPerMinute) else {
+            Issue.record("the limit still holds after the deferred fetch"); return
+        }
+        #expect(next.dueAt == at(70))
+    }
+
+    @Test func aPushWithinTheLimitSupersedesTheDeferredOneAndANewerPushIsNotFinishedByAnOlderFetch() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try StateStore(path: directory.file("state.sqlite"))
+        let one = PushLimit(count: 1, windowSeconds: 60)
+        #expect(try store.admitPush(of: "news", data: "1", at: at(0), limit: one) == .now)
+        guard case .deferred = try store.admitPush(of: "news", data: "2", at: at(1), limit: one),
+              case .run(let running) = try store.takeDuePush(of: "news", at: at(60), limit: one) else {
+            Issue.record("expected a deferred push that runs at 60 s"); return
+        }
+        // While it runs, another push comes (over the limit again): finishing the running one
+        // must not drop the newer one.
+        guard case .deferred(let newer) = try store.admitPush(of: "news", data: "3", at: at(61), limit: one) else {
+            Issue.record("expected the push at 61 s to be deferred"); return
+        }
+        try store.finishPush(running)
+        #expect(try store.pendingPushes().map(\.data) == ["3"])
+        #expect(newer.dueAt == at(120))
+        // A lowered limit (a reload) moves a due push later instead of running it.
+        let lowered = PushLimit(count: 1, windowSeconds: 600)
+        guard case .rescheduled(let moved) = try store.takeDuePush(of: "news", at: at(120), limit: lowered) else {
+            Issue.record("expected the due push to be moved by the lowered limit"); return
+        }
+        #expect(moved.dueAt == at(660))
+        // Within a (raised) limit, a new push runs now and the deferred one is gone.
+        #expect(try store.admitPush(of: "news", data: "4", at: at(130), limit: PushLimit(count: 10, windowSeconds: 60)) == .now)
+        #expect(try store.pendingPushes().isEmpty)
+    }
+
+    @Test func countsAndTheDeferredPushSurviveReopeningTheDatabase() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("state.sqlite")
+        do {
+            let store = try StateStore(path: path)
+            for second in [0.0, 1.0] {
+                #expect(try store.admitPush(of: "news", data: nil, at: at(second), limit: twoPerMinute) == .now)
+            }
+            _ = try store.admitPush(of: "news", data: #"["late"]"#, at: at(2), limit: twoPerMinute)
+        }
+        let reopened = try StateStore(path: path)
+        #expect(try reopened.integrityCheck())
+        #expect(try reopened.pendingPushes() == [PendingPush(handler: "news", dueAt: at(60), data: #"["late"]"#,
+                                                             receivedAt: at(2), pushes: 1)])
+        #expect(try reopened.pushTimes(of: "news", since: at(0)).count == 2)
+        guard case .deferred = try reopened.admitPush(of: "news", data: nil, at: at(3), limit: twoPerMinute) else {
+            Issue.record("the count must survive the reopening"); return
+        }
+    }
+
+    @Test func pushLimitsParseLikeBudgets() {
+        #expect(PushLimit.parse("6/hour") == PushLimit(count: 6, windowSeconds: 3600))
+        #expect(PushLimit.parse("2/minute") == PushLimit(count: 2, windowSeconds: 60))
+        #expect(PushLimit.parse("20/day") == PushLimit(count: 20, windowSeconds: 86_400))
+        #expect(PushLimit.parse("1/10s") == PushLimit(count: 1, windowSeconds: 10))
+        #expect(PushLimit.parse("3/15m")?.description == "3/15m")
+        #expect(PushLimit.standard.description == "6/hour")
+        for bad in ["", "6", "six/hour", "0/hour", "-1/hour", "6/fortnight", "6/0s", "6/2d", "1001/day", "6/hour/day"] {
+            #expect(PushLimit.parse(bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test func pushDataMustBeSmallJSON() throws {
+        #expect(try PushData.validate(#"{"id": 42}"#) == #"{"id": 42}"#)
+        #expect(try PushData.validate("42") == "42")
+        #expect(try PushData.validate("") == nil)
+        #expect(throws: PushData.Problem.self) { try PushData.validate("{id: 42}") }
+        #expect(throws: PushData.Problem.self) { try PushData.validate(#"{"a": 1"#) }
+        let large = "\"" + String(repeating: "x", count: Defaults.pushDataMaxBytes) + "\""
+        #expect(throws: PushData.Problem.tooLarge(bytes: Defaults.pushDataMaxBytes + 2, limit: Defaults.pushDataMaxBytes)) {
+            try PushData.validate(large)
+        }
+        #expect(throws: PushData.Problem.self) { try PushData.validate([0x22, 0xFF, 0x22]) }
+    }
+}
