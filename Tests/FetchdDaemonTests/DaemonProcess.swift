@@ -27,10 +27,14 @@ final class DaemonProcess {
 
     var configPath: String { directory.file("etc/fetchd.toml") }
 
-    /// Starts the daemon and waits until its control socket answers.
-    func start(arguments: [String] = []) async throws {
+    /// Starts the daemon, with `environment` added to the test's, and waits until its control
+    /// socket answers.
+    func start(arguments: [String] = [], environment: [String: String] = [:]) async throws {
         process.executableURL = URL(fileURLWithPath: TestBinaries.path(of: "fetchd"))
         process.arguments = ["--config", configPath] + arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.standardError = logPipe
         process.standardOutput = logPipe
         try process.run()
