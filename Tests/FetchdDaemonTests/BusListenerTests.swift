@@ -75,7 +75,7 @@ struct BusListenerTests {
         try await logind.send("unlocked")
         #expect(await waitUntil(timeoutSeconds: 10) { seen.all.count == 2 })
         #expect(seen.all == [["Active": .bool(true)], ["LockedHint": .bool(false)]])
-        bus.stop()
+        await bus.stop()
         #expect(await waitUntil(timeoutSeconds: 10) { closed.withLock { $0 != nil } })
         let afterClose: Result<Void, BusError>
         do throws(BusError) { afterClose = .success(try await listener.perform { _ in }) } catch { afterClose = .failure(error) }

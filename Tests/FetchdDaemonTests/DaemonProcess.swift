@@ -54,6 +54,33 @@ final class DaemonProcess {
         return (process.terminationStatus, log)
     }
 
+    /// `stopAndReadLog()` for tests that run beside timing-sensitive suites: waits for the exit
+    /// by polling, so no thread of the shared pool (two on this machine) is blocked while the
+    /// daemon shuts down.
+    func stopWithoutBlocking() async -> (status: Int32, log: String) {
+        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        _ = await waitUntil(timeoutSeconds: 60) { !process.isRunning }
+        return stopAndReadLog()
+    }
+
+    /// `fetchctl(_:)` without blocking a thread of the shared pool while it runs.
+    func fetchctlWithoutBlocking(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+        let outputFile = directory.file("fetchctl-\(UUID().uuidString).out")
+        _ = FileManager.default.createFile(atPath: outputFile, contents: nil)
+        defer { try? FileManager.default.removeItem(atPath: outputFile) }
+        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputFile))
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: TestBinaries.path(of: "fetchctl"))
+        child.arguments = arguments + ["--socket", socketPath]
+        child.standardOutput = output
+        child.standardError = output
+        try child.run()
+        try output.close()
+        _ = await waitUntil(timeoutSeconds: 60) { !child.isRunning }
+        child.waitUntilExit()
+        return (child.terminationStatus, try String(contentsOfFile: outputFile, encoding: .utf8))
+    }
+
     /// Runs `fetchctl` with the daemon's socket; returns exit status and stdout+stderr.
     func fetchctl(_ arguments: [String]) throws -> (status: Int32, output: String) {
         try Self.run(TestBinaries.path(of: "fetchctl"), arguments + ["--socket", socketPath])

@@ -168,12 +168,11 @@ final class FakeLogind {
         return String(found.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces)
     }
 
+    /// Kills the script without waiting for it (Foundation reaps it): a wait would block a
+    /// thread of the test's pool.
     deinit {
         output.fileHandleForReading.readabilityHandler = nil
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 
     enum LogindError: Error { case noAnswer(command: Int, printed: String) }

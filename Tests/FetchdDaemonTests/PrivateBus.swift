@@ -34,16 +34,18 @@ final class PrivateBus {
         }
     }
 
-    /// Stops the daemon (every connection to it closes). SIGKILL: a child spawned from one of
-    /// the test's pool threads inherits their blocked signals, SIGTERM among them.
-    func stop() {
-        guard let process, process.isRunning else { return }
+    /// Stops the daemon (every connection to it closes) and waits, polling, until it is gone.
+    /// SIGKILL: a child spawned from one of the test's pool threads inherits their blocked
+    /// signals, SIGTERM among them.
+    func stop() async {
+        guard let process else { return }
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        _ = await waitUntil(timeoutSeconds: 10) { !process.isRunning }
         self.process = nil
     }
 
-    deinit { stop() }
+    /// Kills the daemon if it is still running (Foundation reaps it).
+    deinit { if let process, process.isRunning { kill(process.processIdentifier, SIGKILL) } }
 
     enum BusError: Error { case notStarted }
 }

@@ -9,7 +9,8 @@ import Glibc
 
 /// The `session` usage source end to end: the real fetchd on a private dbus-daemon standing in
 /// for the system bus (`DBUS_SYSTEM_BUS_ADDRESS`), with a fake logind in Python sending logind's
-/// signals. These tests wait on processes, not on the CPU.
+/// signals. These tests wait on processes, not on the CPU, and never block a thread of the
+/// shared pool (timing-sensitive suites run beside them).
 @Suite(.serialized)
 struct SessionUsageTests {
     /// fetchd's watcher installs four match rules: NameOwnerChanged, Unlock, PropertiesChanged
@@ -68,10 +69,10 @@ struct SessionUsageTests {
         #expect(uses(state, "news").count == 1, "\(uses(state, "news"))")
         #expect(uses(state, "plain").isEmpty)
 
-        let usage = try daemon.fetchctl(["usage", "news"])
+        let usage = try await daemon.fetchctlWithoutBlocking(["usage", "news"])
         #expect(usage.status == 0 && usage.output.contains("usage sources session;"), "\(usage.output)")
         #expect(usage.output.contains("  session\n"), "\(usage.output)")
-        let (status, log) = daemon.stopAndReadLog()
+        let (status, log) = await daemon.stopWithoutBlocking()
         #expect(status == 0, "\(log)")
         #expect(lines(of: log, containing: "session activity (unlock): a use of news").count == 1, "\(log)")
         // The three later signals did arrive, and were folded (not lost).
@@ -106,7 +107,7 @@ struct SessionUsageTests {
         kill(daemon.process.processIdentifier, SIGHUP)
         #expect(try await logind.waitForMatches(atMost: 0), "the watcher stayed on the bus")
 
-        let (status, log) = daemon.stopAndReadLog()
+        let (status, log) = await daemon.stopWithoutBlocking()
         #expect(status == 0, "\(log)")
         let gone = lines(of: log, containing: "logind (org.freedesktop.login1) is not on the system bus")
         #expect(gone.count == 1 && gone[0].contains("warning"), "\(log)")
@@ -123,8 +124,8 @@ struct SessionUsageTests {
         // No bus: the daemon runs its handlers and answers, and keeps retrying.
         #expect(await waitUntil(timeoutSeconds: 15) { ((try? state.history(of: "news", limit: 1)) ?? []).count == 1 })
         try await Task.sleep(for: .seconds(4))  // a few retries fail meanwhile
-        #expect(try daemon.fetchctl(["ping"]).status == 0)
-        #expect(try daemon.fetchctl(["status"]).status == 0)
+        #expect(try await daemon.fetchctlWithoutBlocking(["ping"]).status == 0)
+        #expect(try await daemon.fetchctlWithoutBlocking(["status"]).status == 0)
 
         // The bus comes: fetchd connects and takes logind's signals.
         try await bus.start()
@@ -134,13 +135,13 @@ struct SessionUsageTests {
         #expect(await waitUntil(timeoutSeconds: 10) { uses(state, "news").count == 1 })
 
         // The bus goes away and comes back: fetchd reconnects.
-        bus.stop()
+        await bus.stop()
         try await bus.start()
         logind = try await FakeLogind(address: bus.address)
         #expect(try await logind.waitForMatches(atLeast: Self.watcherMatches), "fetchd did not reconnect")
-        #expect(try daemon.fetchctl(["ping"]).status == 0)
+        #expect(try await daemon.fetchctlWithoutBlocking(["ping"]).status == 0)
 
-        let (status, log) = daemon.stopAndReadLog()
+        let (status, log) = await daemon.stopWithoutBlocking()
         #expect(status == 0, "\(log)")
         // One warning per outage, however many retries: the rest are debug lines.
         let unreachable = lines(of: log, containing: "cannot watch logind on the system bus")
