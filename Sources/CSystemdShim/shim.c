@@ -59,3 +59,102 @@ int fetchd_bus_stop_unit(sd_bus *bus, const char *unit_name, char *error_text, s
     sd_bus_message_unref(reply);
     return r;
 }
+
+int fetchd_bus_open_with_timeout(int user, uint64_t method_timeout_usec, sd_bus **bus) {
+    int r = fetchd_bus_open(user, bus);
+    if (r < 0) return r;
+    r = sd_bus_set_method_call_timeout(*bus, method_timeout_usec);
+    if (r < 0) *bus = sd_bus_flush_close_unref(*bus);
+    return r;
+}
+
+int fetchd_bus_open_address(const char *address, uint64_t method_timeout_usec, sd_bus **bus) {
+    sd_bus *opened = NULL;
+    int r = sd_bus_new(&opened);
+    if (r >= 0) r = sd_bus_set_address(opened, address);
+    if (r >= 0) r = sd_bus_set_bus_client(opened, 1);
+    if (r >= 0) r = sd_bus_set_method_call_timeout(opened, method_timeout_usec);
+    if (r >= 0) r = sd_bus_start(opened);
+    if (r < 0) {
+        sd_bus_flush_close_unref(opened);
+        return r;
+    }
+    *bus = opened;
+    return r;
+}
+
+int fetchd_bus_add_match(sd_bus *bus, const char *rule, sd_bus_message_handler_t handler, void *userdata) {
+    // A floating slot (NULL): the match lives as long as the bus, which frees it.
+    return sd_bus_add_match(bus, NULL, rule, handler, userdata);
+}
+
+static void copy_text(const char *source, char *text, size_t capacity) {
+    if (!text || capacity == 0) return;
+    strncpy(text, source ? source : "", capacity - 1);
+    text[capacity - 1] = '\0';
+}
+
+int fetchd_bus_call_method(sd_bus *bus, const char *destination, const char *path, const char *interface,
+                           const char *member, const char *const *arguments, size_t count,
+                           sd_bus_message **reply, char *error_name, size_t error_name_capacity,
+                           char *error_text, size_t error_capacity) {
+    sd_bus_message *message = NULL;
+    sd_bus_error error = SD_BUS_ERROR_NULL;
+    *reply = NULL;
+    int r = sd_bus_message_new_method_call(bus, &message, destination, path, interface, member);
+    for (size_t i = 0; r >= 0 && i < count; i++) r = sd_bus_message_append_basic(message, 's', arguments[i]);
+    if (r >= 0) r = sd_bus_call(bus, message, 0, &error, reply);
+    if (r < 0) {
+        copy_text(error.name, error_name, error_name_capacity);
+        copy_error(&error, r, error_text, error_capacity);
+    }
+    sd_bus_error_free(&error);
+    sd_bus_message_unref(message);
+    return r;
+}
+
+int fetchd_bus_message_read_bool(sd_bus_message *message, int *value) {
+    return sd_bus_message_read(message, "b", value);
+}
+
+int fetchd_bus_message_read_string(sd_bus_message *message, char type, const char **value) {
+    if (type != 's' && type != 'o' && type != 'g') return -EINVAL;
+    return sd_bus_message_read_basic(message, type, value);
+}
+
+int fetchd_bus_message_read_int64(sd_bus_message *message, char type, int64_t *value) {
+    int r;
+    switch (type) {
+    case 'y': { uint8_t v; r = sd_bus_message_read(message, "y", &v); if (r > 0) *value = v; return r; }
+    case 'n': { int16_t v; r = sd_bus_message_read(message, "n", &v); if (r > 0) *value = v; return r; }
+    case 'q': { uint16_t v; r = sd_bus_message_read(message, "q", &v); if (r > 0) *value = v; return r; }
+    case 'i': { int32_t v; r = sd_bus_message_read(message, "i", &v); if (r > 0) *value = v; return r; }
+    case 'u': { uint32_t v; r = sd_bus_message_read(message, "u", &v); if (r > 0) *value = v; return r; }
+    case 'x': { int64_t v; r = sd_bus_message_read(message, "x", &v); if (r > 0) *value = v; return r; }
+    default: return -EINVAL;
+    }
+}
+
+int fetchd_bus_message_read_uint64(sd_bus_message *message, uint64_t *value) {
+    return sd_bus_message_read(message, "t", value);
+}
+
+int fetchd_bus_message_read_double(sd_bus_message *message, double *value) {
+    return sd_bus_message_read(message, "d", value);
+}
+
+int fetchd_bus_message_enter(sd_bus_message *message, char type, const char *contents) {
+    return sd_bus_message_enter_container(message, type, contents);
+}
+
+int fetchd_bus_message_exit(sd_bus_message *message) {
+    return sd_bus_message_exit_container(message);
+}
+
+int fetchd_bus_message_peek(sd_bus_message *message, char *type, const char **contents) {
+    return sd_bus_message_peek_type(message, type, contents);
+}
+
+int fetchd_bus_message_skip(sd_bus_message *message, const char *types) {
+    return sd_bus_message_skip(message, types);
+}

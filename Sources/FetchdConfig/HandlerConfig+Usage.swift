@@ -8,6 +8,10 @@ extension HandlerConfig {
         /// Another process opening the handler's snapshot content (`latest/content`): no
         /// integration needed from the consumer.
         case reads
+        /// The user's session becoming active or unlocked, or the machine resuming (logind's
+        /// signals on the system bus): a use of the device, for handlers whose content is
+        /// wanted as soon as someone sits down (iOS fetches when the device is unlocked).
+        case session
     }
 
     /// `min_interval` as a floor in seconds for the planner (`minimum` and `never` are 0: the

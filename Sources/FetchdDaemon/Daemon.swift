@@ -48,7 +48,8 @@ public struct Daemon {
         return WakeReport(records: records, before: before, after: .now())
     }
 
-    /// Runs until SIGTERM or SIGINT: scheduler, control socket, push listener, reload and watchdog services.
+    /// Runs until SIGTERM or SIGINT: scheduler, control socket, push listener, usage watchers,
+    /// reload and watchdog services.
     public func run() async throws {
         let coordinator = try openCoordinator()
         let notifier = SystemdNotifier()
@@ -90,14 +91,19 @@ public struct Daemon {
         }
         let readWatcher = ReadWatcher(coordinator: coordinator, cacheDirectory: config.daemon.cacheDirectory, logger: logger,
                                       onUse: { scheduler.wake() })
+        // Always in the group, so a reload can opt handlers in; it touches the system bus only
+        // while some handler has `usage = ["session"]`.
+        let sessionWatcher = SessionWatcher(coordinator: coordinator, logger: logger, onUse: { scheduler.wake() })
         services += [
             .init(service: control),
             .init(service: readWatcher),
+            .init(service: sessionWatcher),
             .init(service: ReloadService(coordinator: coordinator, notifier: notifier, logger: logger,
                                          load: reload ?? { [config] () throws(ConfigLoadError) in config },
                                          afterApply: {
                                              scheduler.wake()
                                              await readWatcher.refresh()
+                                             sessionWatcher.refresh()
                                          })),
             .init(service: scheduler),
         ]

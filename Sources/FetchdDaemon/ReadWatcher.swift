@@ -15,14 +15,13 @@ import Glibc
 /// (`content` is opened). The daemon itself never opens a published `content` file (it hashes
 /// the staged file before publishing, and reads only `meta.json`); the handler's own program
 /// may (`FETCHD_PREVIOUS`), so opens while the handler runs are not counted. Opens within a
-/// session (5 minutes) of the last recorded one are folded into it.
+/// session (`UseFolder`, 5 minutes) of the last recorded one are folded into it.
 final class ReadWatcher: Service, Sendable {
     private struct Watches {
         /// What each watch descriptor is: the root, a handler's folder, or its version folder.
         var roles: [Int32: Role] = [:]
-        /// The handlers watched, and when each last got a recorded use.
+        /// The handlers watched.
         var handlers: Set<String> = []
-        var lastRecorded: [String: Date] = [:]
     }
 
     private enum Role { case root, handlerFolder(String), version(String) }
@@ -35,7 +34,7 @@ final class ReadWatcher: Service, Sendable {
     private let fd: Int32
     private let watches = Mutex(Watches())
     private let queue = DispatchQueue(label: "fetchd-read-watcher")
-    static let sessionSeconds = 300.0
+    private let folder = UseFolder()
 
     init(coordinator: FetchCoordinator, cacheDirectory: String, logger: Logger, onUse: @escaping @Sendable () -> Void) {
         self.coordinator = coordinator
@@ -133,13 +132,7 @@ final class ReadWatcher: Service, Sendable {
         // The handler's own program reading its previous snapshot is not a use.
         guard await !coordinator.ranRecently(handler) else { return }
         let now = Date()
-        let fresh = watches.withLock { state -> Bool in
-            guard state.handlers.contains(handler) else { return false }
-            if let last = state.lastRecorded[handler], now.timeIntervalSince(last) < Self.sessionSeconds { return false }
-            state.lastRecorded[handler] = now
-            return true
-        }
-        if fresh {
+        if watches.withLock({ $0.handlers.contains(handler) }), folder.startsSession(handler, at: now) {
             _ = await coordinator.recordUse(handler, source: .reads, at: now)
             onUse()
         }

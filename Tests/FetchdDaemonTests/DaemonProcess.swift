@@ -27,10 +27,14 @@ final class DaemonProcess {
 
     var configPath: String { directory.file("etc/fetchd.toml") }
 
-    /// Starts the daemon and waits until its control socket answers.
-    func start(arguments: [String] = []) async throws {
+    /// Starts the daemon, with `environment` added to the test's, and waits until its control
+    /// socket answers.
+    func start(arguments: [String] = [], environment: [String: String] = [:]) async throws {
         process.executableURL = URL(fileURLWithPath: TestBinaries.path(of: "fetchd"))
         process.arguments = ["--config", configPath] + arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.standardError = logPipe
         process.standardOutput = logPipe
         try process.run()
@@ -59,6 +63,33 @@ final class DaemonProcess {
         let log = String(decoding: logPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         return (process.terminationStatus, log)
+    }
+
+    /// `stopAndReadLog()` for tests that run beside timing-sensitive suites: waits for the exit
+    /// by polling, so no thread of the shared pool (two on this machine) is blocked while the
+    /// daemon shuts down.
+    func stopWithoutBlocking() async -> (status: Int32, log: String) {
+        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        _ = await waitUntil(timeoutSeconds: 60) { !process.isRunning }
+        return stopAndReadLog()
+    }
+
+    /// `fetchctl(_:)` without blocking a thread of the shared pool while it runs.
+    func fetchctlWithoutBlocking(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+        let outputFile = directory.file("fetchctl-\(UUID().uuidString).out")
+        _ = FileManager.default.createFile(atPath: outputFile, contents: nil)
+        defer { try? FileManager.default.removeItem(atPath: outputFile) }
+        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputFile))
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: TestBinaries.path(of: "fetchctl"))
+        child.arguments = arguments + ["--socket", socketPath]
+        child.standardOutput = output
+        child.standardError = output
+        try child.run()
+        try output.close()
+        _ = await waitUntil(timeoutSeconds: 60) { !child.isRunning }
+        child.waitUntilExit()
+        return (child.terminationStatus, try String(contentsOfFile: outputFile, encoding: .utf8))
     }
 
     /// Runs `fetchctl` with the daemon's socket; returns exit status and stdout+stderr.

@@ -1,0 +1,179 @@
+import FetchdConfig
+import FetchdSystemd
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// The `session` usage source: logind saying that someone has just started using the machine
+/// (a session unlocked or made active, the machine resumed; see `LogindSignals`) is a use of
+/// every handler with `usage = ["session"]`, as iOS fetches when the device is unlocked. Uses
+/// within a session window (`UseFolder`) of the last recorded one are folded into it.
+///
+/// The watcher connects to the system bus only while some handler opts in, and follows reloads
+/// (`refresh()`): handlers opting in or out take effect at once, and the connection is opened
+/// or closed with them. Without a system bus, or when it goes away, it logs one warning, retries
+/// with growing delays and reconnects when the bus is back; without logind it logs one warning
+/// and waits for logind to appear on the bus. It never ends the daemon.
+final class SessionWatcher: Service, Sendable {
+    private enum Event: Sendable {
+        /// The configuration may have changed (at start and after a reload).
+        case refresh
+        /// A retry delay ran out.
+        case retry
+        /// logind reported something.
+        case logind(LogindSignals.Event)
+        /// The bus connection closed by itself.
+        case closed(BusError)
+    }
+
+    /// The first retry delay after the bus could not be reached, in seconds; doubled per failure.
+    static let retryFirstSeconds = 1.0
+    /// The longest retry delay, in seconds.
+    static let retryMaxSeconds = 60.0
+
+    private let coordinator: FetchCoordinator
+    private let logger: Logger
+    /// Called after a recorded use: the plan changed, the next wake may be sooner.
+    private let onUse: @Sendable () -> Void
+    private let bus: BusConnection.Bus
+    private let folder = UseFolder()
+    private let events: AsyncStream<Event>
+    private let continuation: AsyncStream<Event>.Continuation
+
+    /// `bus` is the system bus but for tests of the watcher itself.
+    init(coordinator: FetchCoordinator, logger: Logger, bus: BusConnection.Bus = .system,
+         onUse: @escaping @Sendable () -> Void) {
+        self.coordinator = coordinator
+        self.logger = logger
+        self.bus = bus
+        self.onUse = onUse
+        (events, continuation) = AsyncStream.makeStream(of: Event.self)
+    }
+
+    /// Takes the configuration now in force into account (after a reload).
+    func refresh() { continuation.yield(.refresh) }
+
+    /// What the run loop keeps between events.
+    private struct Link {
+        var listener: BusListener?
+        /// Failures in a row to reach the bus (the next retry delay grows with them).
+        var failures = 0
+        var retryPending = false
+        /// Whether the current outage (no bus, no logind) has been logged already.
+        var busWarned = false
+        var logindWarned = false
+    }
+
+    /// Runs until graceful shutdown. Each event is handled in turn; retry delays run as child
+    /// tasks that are cancelled at shutdown, and `close()` on the bus never waits, so shutdown
+    /// takes at most the event in hand (a connection attempt is bounded by the call timeout).
+    func run() async {
+        continuation.yield(.refresh)
+        await withGracefulShutdownHandler {
+            await withDiscardingTaskGroup { group in
+                var link = Link()
+                for await event in events {
+                    switch event {
+                    case .refresh, .retry:
+                        if case .retry = event { link.retryPending = false }
+                        await connectIfWanted(&link, group: &group)
+                    case .closed(let error):
+                        link.listener = nil
+                        warnOutage(&link, "the system bus connection closed (\(error))")
+                        scheduleRetry(&link, group: &group)
+                    case .logind(.present(let present)):
+                        logindPresence(present, &link)
+                    case .logind(.use(let what)):
+                        await record(what)
+                    }
+                }
+                link.listener?.close()
+                group.cancelAll()
+            }
+        } onGracefulShutdown: { [continuation] in
+            continuation.finish()
+        }
+    }
+
+    /// The handlers that learn from session activity in the configuration now in force.
+    private func optedIn() async -> [String] {
+        await coordinator.config.handlers.filter { $0.usage.contains(.session) }.map(\.name)
+    }
+
+    private func connectIfWanted(_ link: inout Link, group: inout DiscardingTaskGroup) async {
+        guard await !optedIn().isEmpty else {
+            if let listener = link.listener {
+                listener.close()
+                logger.info("usage source \"session\": no handler uses it any more; left the \(bus)")
+            }
+            link = Link()
+            return
+        }
+        guard link.listener == nil, !link.retryPending else { return }
+        let continuation = self.continuation
+        let signals = LogindSignals { continuation.yield(.logind($0)) }
+        do throws(BusError) {
+            link.listener = try await BusListener.open(
+                bus, label: "fetchd-session-watcher", setup: { connection throws(BusError) in try signals.install(on: connection) },
+                onClose: { continuation.yield(.closed($0)) })
+            link.failures = 0
+            if link.busWarned {
+                logger.notice("usage source \"session\": connected to the \(bus) again")
+                link.busWarned = false
+            } else {
+                logger.info("usage source \"session\": watching logind's signals on the \(bus)")
+            }
+        } catch {
+            warnOutage(&link, "cannot watch logind on the \(bus) (\(error))")
+            scheduleRetry(&link, group: &group)
+        }
+    }
+
+    /// Logs the first failure of an outage as a warning, the next ones (retries) at debug level.
+    private func warnOutage(_ link: inout Link, _ problem: String) {
+        if link.busWarned {
+            logger.debug("usage source \"session\": \(problem)")
+        } else {
+            logger.warning("usage source \"session\": \(problem); no session uses are recorded until it is back, retrying")
+            link.busWarned = true
+        }
+    }
+
+    private func scheduleRetry(_ link: inout Link, group: inout DiscardingTaskGroup) {
+        guard !link.retryPending else { return }
+        let seconds = min(Self.retryMaxSeconds, Self.retryFirstSeconds * pow(2, Double(min(link.failures, 16))))
+        link.failures += 1
+        link.retryPending = true
+        let continuation = self.continuation
+        group.addTask {
+            do { try await Task.sleep(for: .seconds(seconds)) } catch { return }
+            continuation.yield(.retry)
+        }
+    }
+
+    private func logindPresence(_ present: Bool, _ link: inout Link) {
+        if present, link.logindWarned {
+            logger.notice("usage source \"session\": logind is on the \(bus) again")
+            link.logindWarned = false
+        } else if !present, !link.logindWarned {
+            logger.warning("usage source \"session\": logind (\(LogindSignals.busName)) is not on the \(bus); no session uses are recorded until it appears")
+            link.logindWarned = true
+        }
+    }
+
+    /// Records a use for every handler that opts in, unless it falls in that handler's session.
+    private func record(_ what: String) async {
+        let now = Date()
+        var recorded: [String] = []
+        for handler in await optedIn() where folder.startsSession(handler, at: now) {
+            _ = await coordinator.recordUse(handler, source: .session, at: now)
+            recorded.append(handler)
+        }
+        guard !recorded.isEmpty else {
+            logger.debug("session activity (\(what)): within the session of the last recorded use")
+            return
+        }
+        logger.info("session activity (\(what)): a use of \(recorded.joined(separator: ", "))")
+        onUse()
+    }
+}

@@ -1,0 +1,51 @@
+import FetchdTestSupport
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A private D-Bus daemon on a socket in a temp folder, standing in for the system bus (fetchd
+/// finds it through `DBUS_SYSTEM_BUS_ADDRESS`). Its `--session` configuration lets any client
+/// own any name, so a test can play logind.
+final class PrivateBus {
+    /// The socket's path; the bus may be stopped and started again on it.
+    let socketPath: String
+    /// `unix:path=...`, for `DBUS_SYSTEM_BUS_ADDRESS`.
+    var address: String { "unix:path=\(socketPath)" }
+    private var process: Process?
+
+    /// A bus at `socketPath`, not started yet.
+    init(socketPath: String) { self.socketPath = socketPath }
+
+    /// Starts the daemon and waits until its socket exists.
+    func start() async throws {
+        try? FileManager.default.removeItem(atPath: socketPath)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
+        process.arguments = ["--session", "--nofork", "--print-address", "--address=\(address)"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice  // "Failed to set fd limit" without root's limits
+        try process.run()
+        self.process = process
+        let path = socketPath
+        guard await waitUntil(timeoutSeconds: 10, { FileManager.default.fileExists(atPath: path) }) else {
+            throw BusError.notStarted
+        }
+    }
+
+    /// Stops the daemon (every connection to it closes) and waits, polling, until it is gone.
+    /// SIGKILL: a child spawned from one of the test's pool threads inherits their blocked
+    /// signals, SIGTERM among them.
+    func stop() async {
+        guard let process else { return }
+        kill(process.processIdentifier, SIGKILL)
+        _ = await waitUntil(timeoutSeconds: 10) { !process.isRunning }
+        self.process = nil
+    }
+
+    /// Kills the daemon if it is still running (Foundation reaps it).
+    deinit { if let process, process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+
+    enum BusError: Error { case notStarted }
+}
