@@ -34,6 +34,11 @@ final class ResultCommitter: Sendable {
     private let state: StateStore
     private let logger: Logger
     private let waiting = Mutex(Waiting())
+    /// Results the database refused (a full disk, an I/O error): logged already, and written
+    /// before the next batch, so that history has them once the disk has room again. Bounded: a
+    /// database that never comes back must not grow the daemon without end.
+    private let unrecorded = Mutex<[StateStore.PendingRecord]>([])
+    static let unrecordedLimit = 10_000
     private let worker = DispatchQueue(label: "fetchd-commit", qos: .utility)
 
     init(snapshots: SnapshotStore, state: StateStore, logger: Logger) {
@@ -91,10 +96,23 @@ final class ResultCommitter: Sendable {
                 pendingRecords[index] = StateStore.PendingRecord(fetch, validators: nil, notBefore: pendingRecords[index].notBefore)
             }
         }
+        let earlier = unrecorded.withLock { $0 }
         do {
-            return try state.record(pendingRecords)
+            let stored = try state.record(earlier + pendingRecords)
+            if !earlier.isEmpty {
+                unrecorded.withLock { $0.removeFirst(min($0.count, earlier.count)) }
+                logger.notice("recorded \(earlier.count) earlier result(s) the database had refused")
+            }
+            return Array(stored.suffix(pendingRecords.count))
         } catch {
-            logger.error("cannot record \(pendingRecords.count) result(s) in \(state.path): \(error)")
+            logger.error("""
+                cannot record \(pendingRecords.count) result(s) in \(state.path): \(error); \
+                they are kept and written with the next results (check the disk)
+                """)
+            unrecorded.withLock { kept in
+                kept.append(contentsOf: pendingRecords)
+                if kept.count > Self.unrecordedLimit { kept.removeFirst(kept.count - Self.unrecordedLimit) }
+            }
             return pendingRecords.map(\.fetch)
         }
     }

@@ -29,9 +29,13 @@ final class DaemonProcess {
 
     /// Starts the daemon, with `environment` added to the test's, and waits until its control
     /// socket answers.
-    func start(arguments: [String] = [], environment: [String: String] = [:]) async throws {
-        process.executableURL = URL(fileURLWithPath: TestBinaries.path(of: "fetchd"))
-        process.arguments = ["--config", configPath] + arguments
+    /// `launcher`, when given, runs first and is handed fetchd's path and arguments (e.g.
+    /// `unshare` and a shell that mounts something, then execs them).
+    func start(arguments: [String] = [], environment: [String: String] = [:], launcher: [String] = []) async throws {
+        let fetchd = [TestBinaries.path(of: "fetchd"), "--config", configPath] + arguments
+        let command = launcher + fetchd
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
