@@ -12,7 +12,7 @@ TEST_PACKAGES := systemd dbus dbus-daemon python3-dbus python3-gi procps util-li
 RUN_DIR := $(CURDIR)/.fetchd
 BIN_DIR = $(shell $(SWIFT) build --show-bin-path)
 
-.PHONY: all deps test-deps install-packages build run status test bench-http bench-planner fuzz install clean
+.PHONY: all deps test-deps install-packages build run status test bench-http bench-planner fuzz torture install clean
 
 all: build
 
@@ -93,6 +93,13 @@ fuzz: deps
 	FETCHD_FUZZ=trace SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 $(FUZZ_BUILD)/debug/fetchd-fuzz -detect_leaks=0 -max_len=8192 \
 		-max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(FUZZ_BUILD)/crash-trace- \
 		$(FUZZ_BUILD)/corpus/trace Tests/FetchdPlannerTests/Traces
+
+# The reliability suite (README, Reliability): 500 SIGKILLs of a busy daemon, then the fuzzers for
+# 10 minutes each. `make test` runs short versions of the kill and disk-full tests.
+TORTURE_KILLS ?= 500
+torture: build
+	python3 Tests/Torture/kill_torture.py --bin-dir $(BIN_DIR) --kills $(TORTURE_KILLS)
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=600
 
 # Installs the binaries, the units (system and user) and the default config (an existing
 # config is kept). Then: systemctl daemon-reload; systemctl enable --now fetchd.socket fetchd-wake.timer fetchd
