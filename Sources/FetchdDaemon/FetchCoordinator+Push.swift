@@ -13,6 +13,8 @@ extension FetchCoordinator {
         case badData(PushData.Problem)
         /// The state database failed; the push was not taken.
         case stateUnavailable(String)
+        /// fetchd is stopping: the push was not taken (send it again once fetchd runs).
+        case shuttingDown
 
         /// What went wrong and what to do.
         public var description: String {
@@ -20,6 +22,7 @@ extension FetchCoordinator {
             case .unknownHandler(let name): "no handler named \"\(name)\" is loaded (see fetchctl status)"
             case .badData(let problem): problem.description
             case .stateUnavailable(let detail): "the push was not taken: the state database failed (\(detail)); see the log"
+            case .shuttingDown: "the push was not taken: fetchd is shutting down; send it again once it runs"
             }
         }
     }
@@ -54,11 +57,14 @@ extension FetchCoordinator {
     func takeDuePushes(now: Date) -> [String: PendingPush] {
         var taken: [String: PendingPush] = [:]
         for push in pendingPushes() where push.dueAt <= now.addingTimeInterval(Scheduler.dueTolerance) {
-            guard let handler = config.handler(named: push.handler), !isRunning(push.handler) else { continue }
+            guard let handler = config.handler(named: push.handler), !isRunning(push.handler),
+                  !takenPushes.contains(push.handler) else { continue }
             do {
                 switch try state.takeDuePush(of: push.handler, at: now, limit: handler.pushLimit,
                                              tolerance: Scheduler.dueTolerance) {
-                case .run(let due): taken[push.handler] = due
+                case .run(let due):
+                    taken[push.handler] = due
+                    takenPushes.insert(push.handler)
                 case .rescheduled(let moved):
                     logger.info("\(push.handler): deferred push moved to \(moved.dueAt) (push_limit \(handler.pushLimit))")
                 case nil: break
@@ -73,7 +79,9 @@ extension FetchCoordinator {
     /// When the earliest deferred push of a loaded handler that is not running is due: the
     /// scheduler wakes for it.
     func nextPushDue() -> Date? {
-        pendingPushes().first { config.handler(named: $0.handler) != nil && !isRunning($0.handler) }?.dueAt
+        pendingPushes().first {
+            config.handler(named: $0.handler) != nil && !isRunning($0.handler) && !takenPushes.contains($0.handler)
+        }?.dueAt
     }
 
     /// Every deferred push, earliest first (none when the database cannot be read).

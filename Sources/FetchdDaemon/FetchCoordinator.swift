@@ -37,6 +37,9 @@ public actor FetchCoordinator {
     private var finishedAt: [String: Date] = [:]
     /// Handlers running now, with the callers waiting for their result.
     private var running: [String: [CheckedContinuation<FetchRecord, Never>]] = [:]
+    /// Handlers whose deferred push a wake has taken and whose fetch has not finished: a second
+    /// wake (overlapping, or the tick before the fetch task starts) must not take it again.
+    var takenPushes: Set<String> = []
     /// The push listener's bound address, once it listens (shown by `fetchctl status`).
     var pushListenerAddress: String?
 
@@ -167,7 +170,11 @@ public actor FetchCoordinator {
         }
         running[name] = []
         let record = await execute(handler, trigger: trigger, state: state, pushData: deferred?.data ?? pushData)
-        if let deferred { finish(deferred) }
+        if let deferred {
+            takenPushes.remove(name)
+            // A fetch stopped by shutdown did not deliver the push: it stays for the next start.
+            if !Task.isCancelled { finish(deferred) }
+        }
         let waiters = running.removeValue(forKey: name) ?? []
         finishedAt[name] = Date()
         waiters.forEach { $0.resume(returning: record) }

@@ -15,6 +15,9 @@ struct PushIntake: Sendable {
     func push(_ name: String, data: [UInt8]) async throws(FetchCoordinator.PushRefusal) -> PushReport {
         let text: String?
         do { text = try PushData.validate(data) } catch { throw .badData(error) }
+        // Checked before the push is counted; a stop between here and the submit is not closed
+        // (nor is a SIGKILL before the fetch): the push is then counted but not delivered.
+        guard scheduler.acceptsJobs else { throw .shuttingDown }
         let report = try await coordinator.admitPush(name, data: text)
         if report.deferred {
             scheduler.replan()  // the deferred fetch may be due before the next planned wake

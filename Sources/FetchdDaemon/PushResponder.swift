@@ -67,7 +67,7 @@ struct PushResponder: HTTPResponder {
             switch error {
             case .badData: return Self.refusal(.badRequest, error.description)
             case .unknownHandler: return Self.refusal(.notFound, error.description)
-            case .stateUnavailable: return Self.refusal(.serviceUnavailable, error.description)
+            case .stateUnavailable, .shuttingDown: return Self.refusal(.serviceUnavailable, error.description)
             }
         }
     }

@@ -1,6 +1,7 @@
 import FetchdCore
 import FetchdState
 import Foundation
+import Synchronization
 import Logging
 import ServiceLifecycle
 
@@ -38,6 +39,12 @@ public struct SchedulerService: Service {
     private let continuation: AsyncStream<Event>.Continuation
     /// Rung when a fetch finishes: the next wake time may have moved.
     private let replanSignal = WakeSignal()
+    /// Set when graceful shutdown begins: jobs submitted after it would never run.
+    private let stopping = StoppingFlag()
+
+    /// Whether submitted jobs still run (false once graceful shutdown has begun); the push
+    /// intake refuses pushes it could not deliver instead of acknowledging them.
+    var acceptsJobs: Bool { !stopping.value.withLock { $0 } }
 
     /// Creates the service.
     public init(coordinator: FetchCoordinator, logger: Logger, afterWork: @escaping @Sendable () async -> Void = {},
@@ -82,6 +89,7 @@ public struct SchedulerService: Service {
                     }
                 }
             }
+            stopping.value.withLock { $0 = true }
             onStopping()
             logger.info("stopping: cancelling running fetches")
             continuation.finish()
@@ -109,4 +117,9 @@ public struct SchedulerService: Service {
             }
         }
     }
+}
+
+/// A flag shared by the copies of a `SchedulerService` (a struct, so it holds a reference).
+private final class StoppingFlag: Sendable {
+    let value = Mutex(false)
 }

@@ -51,7 +51,9 @@ public final class BusConnection {
         self.bus = handle
     }
 
-    deinit { sd_bus_flush_close_unref(bus) }
+    // Not sd_bus_flush_close_unref: a flush waits without a time limit for a bus that has
+    // stopped reading, and nothing left in the queue (automatic replies) is worth a hang.
+    deinit { sd_bus_close_unref(bus) }
 
     /// The connection's socket: readable when messages have arrived (see `processPending`).
     public var fileDescriptor: Int32 { sd_bus_get_fd(bus) }

@@ -53,8 +53,11 @@ struct PushTests {
         let status = try #require(await coordinator.status(markSeen: false).handlers.first)
         #expect(Self.close(status.pendingPushAt, due) && status.pendingPushes == 2 && status.pushLimit == "2/minute")
         #expect(await coordinator.runDue(now: due.addingTimeInterval(-1)).isEmpty)
-        // At its time: one fetch, trigger push, the newest data; then nothing is pending.
-        let records = await coordinator.runDue(now: due)
+        // At its time: one fetch, trigger push, the newest data; then nothing is pending. Two
+        // wakes at once (a resume and the timer) must not both take it.
+        async let firstWake = coordinator.runDue(now: due)
+        async let secondWake = coordinator.runDue(now: due)
+        let records = await firstWake + secondWake
         #expect(records.map(\.trigger) == ["push"] && records.first?.result == "newData")
         #expect(try await content(coordinator, "feed") == "push {\"n\":4}")
         #expect(await coordinator.pendingPushes().isEmpty)
