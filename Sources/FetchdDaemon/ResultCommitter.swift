@@ -105,6 +105,13 @@ final class ResultCommitter: Sendable {
             }
             return Array(stored.suffix(pendingRecords.count))
         } catch {
+            // Kept only for a disk that may get room again: a record the database refuses for
+            // what it is would fail every later batch too.
+            guard StateStore.isTransient(error) else {
+                logger.error("cannot record \(earlier.count + pendingRecords.count) result(s) in \(state.path): \(error)")
+                unrecorded.withLock { $0.removeAll() }
+                return pendingRecords.map(\.fetch)
+            }
             logger.error("""
                 cannot record \(pendingRecords.count) result(s) in \(state.path): \(error); \
                 they are kept and written with the next results (check the disk)

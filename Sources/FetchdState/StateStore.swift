@@ -183,6 +183,15 @@ public final class StateStore: Sendable {
     /// How long uses are kept, in seconds (the usage model has forgotten them by then).
     public static let usageMemorySeconds = 60.0 * 86_400
 
+    /// Whether `error` from a write is about the disk or the file (full, I/O, locked, read-only),
+    /// so the same write may succeed later; not about what was written (a constraint), which
+    /// would fail again every time.
+    public static func isTransient(_ error: any Error) -> Bool {
+        guard let error = error as? DatabaseError else { return false }
+        return [.SQLITE_FULL, .SQLITE_IOERR, .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_READONLY, .SQLITE_CANTOPEN]
+            .contains(error.resultCode)
+    }
+
     /// Records a use durably.
     public func recordUse(of handler: String, at date: Date, utcOffsetSeconds: Int, source: String) throws {
         try pool.write { db in
