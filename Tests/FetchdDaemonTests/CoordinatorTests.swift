@@ -27,16 +27,14 @@ struct CoordinatorTests {
             command = ["/bin/sh", "-c", "echo + >> \(log); sleep 0.3; echo - >> \(log); echo \(index) > \\"$FETCHD_OUTPUT\\""]
             """ }.joined(separator: "\n\n")
         let coordinator = try coordinator(in: directory, main: "max_concurrent = 2", handlers: handlers)
-        let started = ContinuousClock.now
         await coordinator.runDue()
-        let elapsed = ContinuousClock.now - started
         var running = 0, peak = 0
         for line in try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n") {
             running += line == "+" ? 1 : -1
             peak = max(peak, running)
         }
+        // Overlap, not elapsed time, shows they ran together: a loaded machine stretches time.
         #expect(peak == 2, "at most two at once, and two did overlap")
-        #expect(elapsed < .seconds(6), "six 0.3 s handlers two at a time took \(elapsed)")
         let report = await coordinator.status(markSeen: false)
         #expect(report.handlers.allSatisfy { $0.lastResult == "newData" })
         #expect(report.handlers.allSatisfy { $0.newDataSinceLastLook == 1 })
