@@ -6,9 +6,6 @@ extension FetchCoordinator {
     /// bus, else the `network_metered` setting (and online).
     var network: NetworkState { networkManagerState ?? .setting(metered: config.daemon.networkMetered) }
 
-    /// The power as last read.
-    var powerState: PowerState { power }
-
     /// Reads the power supplies again; returns whether anything changed. Called on every wake
     /// and status request: inotify on sysfs attribute files is not delivered for most drivers
     /// (the kernel does not notify on a changed value), so the heartbeat is the fallback that

@@ -112,8 +112,6 @@ struct ConditionsTests {
         #expect(await coordinator.nextWake(now: now) > now.addingTimeInterval(60), "a deferred handler asked for a wake now")
         #expect(await coordinator.runDue(now: now).isEmpty, "still on battery")
 
-        // A manual fetch runs regardless.
-        // (Not done here: it would record an attempt and the handler would no longer be due.)
         try supplies.set("AC", ["online": "1"])
         let records = await coordinator.runDue(now: Date())
         #expect(records.map(\.handler) == ["backup"] && records.first?.result == "newData", "\(records)")
