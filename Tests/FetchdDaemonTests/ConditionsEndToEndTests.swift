@@ -117,12 +117,13 @@ struct ConditionsEndToEndTests {
         #expect(log.contains("network: following NetworkManager on the system bus"), "\(log)")
     }
 
-    /// `waitUntil` for a condition that awaits (a fetchctl run): polls every 100 ms, at most 20 s.
+    /// `waitUntil` for a condition that awaits (a fetchctl run): polls every 300 ms (each poll
+    /// starts a process; suites that time things run beside this one), at most 20 s.
     private func waitUntilAsync(_ condition: () async throws -> Bool) async throws -> Bool {
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
             if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(100))
+            try await Task.sleep(for: .milliseconds(300))
         }
         return try await condition()
     }

@@ -60,9 +60,14 @@ final class FakeLogind {
                         dbus.Array([], signature="s")], destination)
                 signal(forger, MANAGER, MANAGER_IFACE, "PrepareForSleep", "b", [False], destination)
 
+        def rules(name):
+            # A connection may leave between ListNames and this call (fetchd leaving the bus):
+            # it has no rules then, and the script must not die of it.
+            try: return int(driver.GetConnectionStats(name, dbus_interface="org.freedesktop.DBus.Debug.Stats")["MatchRules"])
+            except dbus.exceptions.DBusException: return 0
+
         def matches():
-            stats = [driver.GetConnectionStats(n, dbus_interface="org.freedesktop.DBus.Debug.Stats") for n in others()]
-            return max([int(s["MatchRules"]) for s in stats] + [0])
+            return max([rules(n) for n in others()] + [0])
 
         def command(line):
             number, word = line.split()
