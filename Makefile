@@ -6,7 +6,8 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 DEBIAN_PACKAGES := libcurl4-openssl-dev libsystemd-dev libsqlite3-dev pkg-config python3
 # For the end-to-end tests against a real systemd (booted in a PID + mount namespace), and for
-# the session usage tests: a private dbus-daemon and a fake logind in Debian's Python
+# the session usage and network condition tests: a private dbus-daemon and a fake logind or
+# NetworkManager in Debian's Python
 # (/usr/bin/python3 with python3-dbus and python3-gi for its GLib main loop).
 TEST_PACKAGES := systemd dbus dbus-daemon python3-dbus python3-gi procps util-linux
 RUN_DIR := $(CURDIR)/.fetchd

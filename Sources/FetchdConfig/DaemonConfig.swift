@@ -38,6 +38,11 @@ public struct DaemonConfig: Sendable, Equatable {
     /// Where the push listener takes HTTP pushes; nil (the default): no listener.
     public var pushListen: ListenAddress? = ListenAddress.parse(Defaults.pushListen)
 
+    /// Where power supplies are listed (`/sys/class/power_supply`; a fake tree in tests).
+    public var powerSupplyDirectory: String = Defaults.powerSupplyDirectory
+    /// Whether the network counts as metered while NetworkManager is not on the system bus.
+    public var networkMetered: Bool = Defaults.networkMetered
+
     /// A configuration with every default.
     public init() {}
 
@@ -55,6 +60,7 @@ public struct DaemonConfig: Sendable, Equatable {
         "http_max_transfers", "http_max_host_connections",
         "default_deadline", "max_deadline", "kill_grace", "heartbeat", "cache_max_bytes",
         "socket_mode", "control_group", "global_budget", "push_listen",
+        "power_supply_dir", "network_metered",
     ]
 
     /// Reads the main file's table, recording problems in `reader`.
@@ -106,6 +112,14 @@ public struct DaemonConfig: Sendable, Equatable {
                 reader.report("push_listen", "\"\(text)\" is not a listen address; expected an IP address and port such as \"127.0.0.1:8617\" or \"[::1]:8617\", or \"\" for no listener")
             }
         }
+        if let path = reader.string("power_supply_dir") {
+            if path.hasPrefix("/") {
+                config.powerSupplyDirectory = path
+            } else {
+                reader.report("power_supply_dir", "\"\(path)\" is not an absolute path; expected e.g. \"/sys/class/power_supply\"")
+            }
+        }
+        if let metered = reader.bool("network_metered") { config.networkMetered = metered }
         reader.reportUnknownKeys(known: knownKeys + ["handler"])
         return config
     }

@@ -68,6 +68,12 @@ public struct HandlerConfig: Sendable, Equatable {
     /// The bearer token the push listener accepts for this handler (read from `push_token_file`);
     /// nil: the listener refuses pushes for it. A secret: never log it.
     public var pushToken: String?
+    /// The network a scheduled fetch waits for.
+    public var network: NetworkCondition = NetworkCondition(rawValue: Defaults.network) ?? .any
+    /// The power a scheduled fetch waits for.
+    public var power: PowerCondition = PowerCondition(rawValue: Defaults.power) ?? .any
+    /// On battery, a scheduled fetch waits until the battery holds at least this many percent (0: never waits).
+    public var batteryMinPercent: Int = Defaults.batteryMinPercent
     /// The file the handler was defined in.
     public var sourceFile: String
     /// The line of the handler's `[[handler]]` header.
@@ -87,6 +93,7 @@ public struct HandlerConfig: Sendable, Equatable {
         "name", "kind", "url", "command", "environment", "min_interval", "deadline", "retain",
         "max_bytes", "enabled", "allow_file_urls", "honor_server_hints", "headers", "user_agent", "accept_encoding", "proxy", "ca_file",
         "usage", "budget", "max_staleness", "lead", "push_limit", "push_token_file",
+        "network", "power", "battery_min",
     ]
 
     /// Keys only `http` handlers take.
@@ -131,6 +138,7 @@ public struct HandlerConfig: Sendable, Equatable {
         handler.readHTTPOptions(&reader)
         handler.readUsageOptions(&reader)
         handler.readPushOptions(&reader)
+        handler.readConditionOptions(&reader)
         if kind != nil { handler.checkKindSpecificKeys(&reader) }
         reader.reportUnknownKeys(known: knownKeys)
         guard name != nil, kind != nil, reader.diagnostics.count == before,

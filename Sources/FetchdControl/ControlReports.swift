@@ -88,6 +88,8 @@ public struct HandlerStatus: Codable, Sendable, Equatable {
     public var pendingPushes: Int?
     /// The handler's `push_limit`, e.g. `6/hour`.
     public var pushLimit: String?
+    /// Why its scheduled fetch is deferred ("waiting for AC power"); nil when its conditions hold.
+    public var waitingFor: String?
 
     /// Creates a status line.
     public init(name: String, kind: String, enabled: Bool, running: Bool, lastResult: String? = nil,
@@ -122,6 +124,7 @@ public struct HandlerStatus: Codable, Sendable, Equatable {
         case pendingPushAt = "pending_push_at"
         case pendingPushes = "pending_pushes"
         case pushLimit = "push_limit"
+        case waitingFor = "waiting_for"
     }
 }
 

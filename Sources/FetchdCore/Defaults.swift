@@ -72,6 +72,16 @@ public enum Defaults {
     public static let pushMaxConnections = 64
     /// The shortest push token accepted, in characters: shorter ones could be guessed.
     public static let pushTokenMinLength = 16
+    /// The network a handler's scheduled fetch waits for (`network`): `"any"` or `"unmetered"`.
+    public static let network = "any"
+    /// The power a handler's scheduled fetch waits for (`power`): `"any"` or `"ac"`.
+    public static let power = "any"
+    /// On battery, the charge a handler's scheduled fetch waits for, in percent (`battery_min`; 0: none).
+    public static let batteryMinPercent = 0
+    /// Where the kernel lists power supplies (`power_supply_dir`).
+    public static let powerSupplyDirectory = "/sys/class/power_supply"
+    /// Whether the network counts as metered when NetworkManager is not on the system bus (`network_metered`).
+    public static let networkMetered = false
     /// The exit status by which an exec handler reports `noData`.
     public static let execNoDataExitStatus: Int32 = 100
 }

@@ -94,16 +94,24 @@ public struct Daemon {
         // Always in the group, so a reload can opt handlers in; it touches the system bus only
         // while some handler has `usage = ["session"]`.
         let sessionWatcher = SessionWatcher(coordinator: coordinator, logger: logger, onUse: { scheduler.wake() })
+        // Conditions: a change of power or network wakes the scheduler, so deferred handlers
+        // run as soon as their conditions hold.
+        let powerWatcher = PowerWatcher(coordinator: coordinator, directory: config.daemon.powerSupplyDirectory,
+                                        logger: logger, onChange: { scheduler.wake() })
+        let networkWatcher = NetworkWatcher(coordinator: coordinator, logger: logger, onChange: { scheduler.wake() })
         services += [
             .init(service: control),
             .init(service: readWatcher),
             .init(service: sessionWatcher),
+            .init(service: powerWatcher),
+            .init(service: networkWatcher),
             .init(service: ReloadService(coordinator: coordinator, notifier: notifier, logger: logger,
                                          load: reload ?? { [config] () throws(ConfigLoadError) in config },
                                          afterApply: {
                                              scheduler.wake()
                                              await readWatcher.refresh()
                                              sessionWatcher.refresh()
+                                             networkWatcher.refresh()
                                          })),
             .init(service: scheduler),
         ]

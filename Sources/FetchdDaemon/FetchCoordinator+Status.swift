@@ -8,6 +8,7 @@ extension FetchCoordinator {
     /// The status of the daemon and every handler; `markSeen` resets the new-data counters.
     public func status(markSeen: Bool) -> StatusReport {
         let states = (try? state.allStates()) ?? [:]
+        refreshPower()
         if markSeen { try? state.markSeen() }
         let globalFloor = globalBudgetFloor(now: Date())
         let pushes = Dictionary(pendingPushes().map { ($0.handler, $0) }, uniquingKeysWith: { first, _ in first })
@@ -34,6 +35,10 @@ extension FetchCoordinator {
             status.pendingPushAt = pushes[handler.name]?.dueAt
             status.pendingPushes = pushes[handler.name]?.pushes
             status.pushLimit = handler.pushLimit.description
+            // Only for scheduled handlers: one run on request alone waits for nothing.
+            if handler.enabled, handler.minInterval != .never {
+                status.waitingFor = unmetConditions(handler)
+            }
             return status
         }
         let rejected = rejectedReload.map {

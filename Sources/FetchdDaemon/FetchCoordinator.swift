@@ -42,6 +42,12 @@ public actor FetchCoordinator {
     var takenPushes: Set<String> = []
     /// The push listener's bound address, once it listens (shown by `fetchctl status`).
     var pushListenerAddress: String?
+    /// The machine's power, as last read (`refreshPower()`).
+    var power = PowerState()
+    /// NetworkManager's view of the network while it is on the system bus; nil: `network_metered` decides.
+    var networkManagerState: NetworkState?
+    /// Why each deferred handler waits, as last logged.
+    var deferredReasons: [String: String] = [:]
 
     /// Creates a coordinator over opened stores.
     public init(config: LoadedConfig, snapshots: SnapshotStore, state: StateStore, logger: Logger) {
@@ -76,11 +82,14 @@ public actor FetchCoordinator {
     @discardableResult
     public func runDue(trigger: FetchTrigger = .timer, now: Date = Date()) async -> [FetchRecord] {
         let states = (try? state.allStates()) ?? [:]
+        refreshPower()
         let globalUse = globalBudgetUse(now: now)
         let planned = plannedDates(now: now, globalUse: .some(globalUse))
-        var due = withinGlobalBudget(Scheduler.due(config.handlers, states: states, now: now, planned: planned,
-                                                   floors: plannedFloors()).filter { running[$0.name] == nil },
-                                     planned: planned, globalUse: globalUse)
+        // Handlers whose conditions (network, power) do not hold are deferred, not skipped: they
+        // stay due, and a wake when the conditions change (or the next heartbeat) runs them.
+        let eligible = Scheduler.due(config.handlers, states: states, now: now, planned: planned,
+                                     floors: plannedFloors()).filter { running[$0.name] == nil }
+        var due = withinGlobalBudget(holdingConditions(eligible), planned: planned, globalUse: globalUse)
         // Deferred pushes whose time has come run as push fetches, with their data.
         let pushes = takeDuePushes(now: now)
         if !pushes.isEmpty {
@@ -138,10 +147,12 @@ public actor FetchCoordinator {
         return result
     }
 
-    /// When the scheduler should wake next.
+    /// When the scheduler should wake next. Deferred handlers (conditions unmet) do not count:
+    /// they would ask for a wake now, again and again; a change of conditions wakes them.
     public func nextWake(now: Date = Date()) -> Date {
         let states = (try? state.allStates()) ?? [:]
-        let wake = Scheduler.nextWake(config.handlers.filter { running[$0.name] == nil }, states: states, now: now,
+        let waiting = config.handlers.filter { running[$0.name] == nil && unmetConditions($0) == nil }
+        let wake = Scheduler.nextWake(waiting, states: states, now: now,
                                       heartbeatSeconds: config.daemon.heartbeatSeconds, planned: plannedDates(now: now))
         return min(wake, nextPushDue() ?? .distantFuture)
     }

@@ -31,6 +31,11 @@ struct Status: ParsableCommand {
             print("\nplanned from usage:")
             planned.forEach { print("  \($0.name): \($0.planReason ?? "")") }
         }
+        let waiting = status.handlers.filter { $0.waitingFor != nil }
+        if !waiting.isEmpty {
+            print("\ndeferred until their conditions hold (fetchctl fetch still runs them):")
+            waiting.forEach { print("  \($0.name): \($0.waitingFor ?? "")") }
+        }
         let pushes = status.handlers.filter { $0.pendingPushAt != nil }
         if !pushes.isEmpty {
             print("\npending pushes (over push_limit, coalesced into one fetch):")

@@ -1,13 +1,6 @@
-import FetchdTestSupport
 import Foundation
-import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// logind as far as fetchd sees it, in Debian's Python with python3-dbus (`/usr/bin/python3`:
-/// the `python3` on PATH may lack the module): it owns `org.freedesktop.login1` on a private
+/// logind as far as fetchd sees it (a `ScriptedBusPeer`): it owns `org.freedesktop.login1` on a private
 /// bus, exports a manager and one session object (`/org/freedesktop/login1/session/_31`, whose
 /// `Active` and `LockedHint` can be read), and emits logind's signals when told to on stdin.
 /// A second connection can take the name over (a restarted logind); a third, owning no name,
@@ -67,9 +60,14 @@ final class FakeLogind {
                         dbus.Array([], signature="s")], destination)
                 signal(forger, MANAGER, MANAGER_IFACE, "PrepareForSleep", "b", [False], destination)
 
+        def rules(name):
+            # A connection may leave between ListNames and this call (fetchd leaving the bus):
+            # it has no rules then, and the script must not die of it.
+            try: return int(driver.GetConnectionStats(name, dbus_interface="org.freedesktop.DBus.Debug.Stats")["MatchRules"])
+            except dbus.exceptions.DBusException: return 0
+
         def matches():
-            stats = [driver.GetConnectionStats(n, dbus_interface="org.freedesktop.DBus.Debug.Stats") for n in others()]
-            return max([int(s["MatchRules"]) for s in stats] + [0])
+            return max([rules(n) for n in others()] + [0])
 
         def command(line):
             number, word = line.split()
@@ -102,78 +100,24 @@ final class FakeLogind {
         loop.run()
         """#
 
-    private let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
-    /// Everything the script printed so far.
-    private let printed = Printed()
-
-    private final class Printed: Sendable {
-        private let text = Mutex("")
-        func append(_ data: Data) { text.withLock { $0 += String(decoding: data, as: UTF8.self) } }
-        func read() -> String { text.withLock { $0 } }
-    }
-    private var sent = 0
+    private let peer: ScriptedBusPeer
 
     /// Starts logind on the bus at `address` and waits until it owns its name.
     init(address: String) async throws {
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", Self.script, address]
-        process.standardInput = input
-        process.standardOutput = output
-        // Read on a dispatch thread, never on the test's: the pool has two threads on this machine.
-        output.fileHandleForReading.readabilityHandler = { [printed] handle in
-            printed.append(handle.availableData)
-        }
-        try process.run()
-        _ = try await answer(to: 0)
+        peer = try await ScriptedBusPeer(script: Self.script, arguments: [address])
     }
 
     /// Sends a command and returns its answer's value.
     @discardableResult
-    func send(_ command: String) async throws -> String {
-        sent += 1
-        try input.fileHandleForWriting.write(contentsOf: Data("\(sent) \(command)\n".utf8))
-        return try await answer(to: sent)
-    }
+    func send(_ command: String) async throws -> String { try await peer.send(command) }
 
     /// Polls `matches` until some other connection has installed at least `count` match rules.
     func waitForMatches(atLeast count: Int) async throws -> Bool {
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            if let value = Int(try await send("matches")), value >= count { return true }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        return false
+        try await peer.poll("matches") { $0 >= count }
     }
 
     /// Polls `matches` until no other connection has more than `count` match rules.
     func waitForMatches(atMost count: Int) async throws -> Bool {
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            if let value = Int(try await send("matches")), value <= count { return true }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        return false
+        try await peer.poll("matches") { $0 <= count }
     }
-
-    private func answer(to number: Int) async throws -> String {
-        let prefix = "\(number) ok"
-        var found: String?
-        _ = await waitUntil(timeoutSeconds: 20) {
-            found = printed.read().split(separator: "\n").first { $0.hasPrefix(prefix + " ") || $0 == prefix }.map(String.init)
-            return found != nil || !process.isRunning
-        }
-        guard let found else { throw LogindError.noAnswer(command: number, printed: printed.read()) }
-        return String(found.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces)
-    }
-
-    /// Kills the script without waiting for it (Foundation reaps it): a wait would block a
-    /// thread of the test's pool.
-    deinit {
-        output.fileHandleForReading.readabilityHandler = nil
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    }
-
-    enum LogindError: Error { case noAnswer(command: Int, printed: String) }
 }

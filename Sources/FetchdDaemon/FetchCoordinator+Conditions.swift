@@ -1,0 +1,58 @@
+import FetchdConfig
+import Foundation
+
+extension FetchCoordinator {
+    /// The network as the scheduler sees it: NetworkManager's view while it is on the system
+    /// bus, else the `network_metered` setting (and online).
+    var network: NetworkState { networkManagerState ?? .setting(metered: config.daemon.networkMetered) }
+
+    /// Reads the power supplies again; returns whether anything changed. Called on every wake
+    /// and status request: inotify on sysfs attribute files is not delivered for most drivers
+    /// (the kernel does not notify on a changed value), so the heartbeat is the fallback that
+    /// always works, and the power watcher's inotify only makes it sooner where it works.
+    @discardableResult
+    func refreshPower() -> Bool {
+        let now = PowerState.read(from: config.daemon.powerSupplyDirectory)
+        guard now != power else { return false }
+        logger.info("power: \(now.onAC ? "on AC" : "on battery")\(now.batteryPercent.map { ", battery \($0) %" } ?? "")")
+        power = now
+        return true
+    }
+
+    /// Takes NetworkManager's view (nil: it left the bus, `network_metered` decides); returns
+    /// whether the scheduler's view of the network changed.
+    @discardableResult
+    func setNetworkManagerState(_ state: NetworkState?) -> Bool {
+        let before = network
+        networkManagerState = state
+        guard network != before else { return false }
+        logger.info("network: \(network.online ? "online" : "offline"), \(network.meteredText)")
+        return true
+    }
+
+    /// Why `handler`'s scheduled fetch waits now; nil when its conditions hold.
+    func unmetConditions(_ handler: HandlerConfig) -> String? {
+        ConditionCheck.unmet(handler, power: power, network: network)
+    }
+
+    /// The due handlers whose conditions hold; the others are deferred (they stay due and run
+    /// at the first wake after their conditions hold). Logs each deferral once, and its end.
+    func holdingConditions(_ due: [HandlerConfig]) -> [HandlerConfig] {
+        var ready: [HandlerConfig] = []
+        for handler in due {
+            let name = handler.name
+            if let reason = unmetConditions(handler) {
+                if deferredReasons[name] != reason {
+                    logger.info("\(name): deferred: \(reason)", metadata: ["handler": "\(name)"])
+                    deferredReasons[name] = reason
+                }
+            } else {
+                if deferredReasons.removeValue(forKey: name) != nil {
+                    logger.info("\(name): conditions hold again: fetching", metadata: ["handler": "\(name)"])
+                }
+                ready.append(handler)
+            }
+        }
+        return ready
+    }
+}

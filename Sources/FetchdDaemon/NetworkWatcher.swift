@@ -1,0 +1,163 @@
+import FetchdConfig
+import FetchdSystemd
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// Follows NetworkManager on the system bus (`NetworkManagerSignals`) and hands its view of the
+/// network (metered, online) to the coordinator; when it changes, `onChange` wakes the
+/// scheduler, so a handler deferred for the network runs as soon as it may, without waiting for
+/// the heartbeat.
+///
+/// Connected only while some handler needs the network (`ConditionCheck.needsNetwork`), and
+/// following reloads (`refresh()`). Without a system bus or without NetworkManager, the
+/// `network_metered` setting decides (and the machine counts as online): a machine without
+/// NetworkManager is normal, so this is logged at info level, once per outage; the watcher
+/// retries the bus with growing delays and follows NetworkManager coming and going. It never
+/// ends the daemon.
+final class NetworkWatcher: Service, Sendable {
+    private enum Event: Sendable {
+        case refresh
+        case retry
+        case networkManager(NetworkManagerSignals.Event)
+        case closed(BusError)
+    }
+
+    private let coordinator: FetchCoordinator
+    private let logger: Logger
+    private let onChange: @Sendable () -> Void
+    private let bus: BusConnection.Bus
+    private let events: AsyncStream<Event>
+    private let continuation: AsyncStream<Event>.Continuation
+
+    /// `bus` is the system bus but for tests of the watcher itself.
+    init(coordinator: FetchCoordinator, logger: Logger, bus: BusConnection.Bus = .system,
+         onChange: @escaping @Sendable () -> Void) {
+        self.coordinator = coordinator
+        self.logger = logger
+        self.bus = bus
+        self.onChange = onChange
+        (events, continuation) = AsyncStream.makeStream(of: Event.self)
+    }
+
+    /// Takes the configuration now in force into account (after a reload).
+    func refresh() { continuation.yield(.refresh) }
+
+    private struct Link {
+        var listener: BusListener?
+        var signals: NetworkManagerSignals?
+        var failures = 0
+        var retryPending = false
+        /// Whether the current outage has been logged already.
+        var outageLogged = false
+        var absentLogged = false
+    }
+
+    /// Runs until graceful shutdown (see `SessionWatcher.run` for why this never waits long).
+    func run() async {
+        continuation.yield(.refresh)
+        await withGracefulShutdownHandler {
+            await withDiscardingTaskGroup { group in
+                var link = Link()
+                for await event in events {
+                    switch event {
+                    case .refresh, .retry:
+                        if case .retry = event { link.retryPending = false }
+                        await connectIfWanted(&link, group: &group)
+                    case .closed(let error):
+                        link.listener = nil
+                        await apply(nil)
+                        logOutage(&link, "the system bus connection closed (\(error))")
+                        scheduleRetry(&link, group: &group)
+                    case .networkManager(.state(let state)):
+                        link.absentLogged = false
+                        await apply(state)
+                    case .networkManager(.absent):
+                        if !link.absentLogged {
+                            logger.info("network: NetworkManager is not on the \(bus); network_metered decides")
+                            link.absentLogged = true
+                        }
+                        await apply(nil)
+                    case .networkManager(.appeared):
+                        await readState(&link)
+                    }
+                }
+                link.listener?.close()
+                group.cancelAll()
+            }
+        } onGracefulShutdown: { [continuation] in
+            continuation.finish()
+        }
+    }
+
+    private func apply(_ state: NetworkState?) async {
+        if await coordinator.setNetworkManagerState(state) { onChange() }
+    }
+
+    private func wanted() async -> Bool {
+        await coordinator.config.handlers.contains { ConditionCheck.needsNetwork($0) }
+    }
+
+    private func connectIfWanted(_ link: inout Link, group: inout DiscardingTaskGroup) async {
+        guard await wanted() else {
+            if let listener = link.listener {
+                listener.close()
+                logger.info("network: no handler needs the network any more; left the \(bus)")
+            }
+            link = Link()
+            await apply(nil)
+            return
+        }
+        guard link.listener == nil, !link.retryPending else { return }
+        let continuation = self.continuation
+        let signals = NetworkManagerSignals { continuation.yield(.networkManager($0)) }
+        do throws(BusError) {
+            link.listener = try await BusListener.open(
+                bus, label: "fetchd-network-watcher",
+                setup: { connection throws(BusError) in try signals.install(on: connection) },
+                onClose: { continuation.yield(.closed($0)) })
+            link.signals = signals
+            link.failures = 0
+            logger.info("network: following NetworkManager on the \(bus)")
+            link.outageLogged = false
+        } catch {
+            logOutage(&link, "cannot follow NetworkManager on the \(bus) (\(error))")
+            scheduleRetry(&link, group: &group)
+        }
+    }
+
+    /// NetworkManager appeared: read its properties through the listener's queue.
+    private func readState(_ link: inout Link) async {
+        guard let listener = link.listener, let signals = link.signals else { return }
+        do throws(BusError) {
+            try await listener.perform { connection throws(BusError) in try signals.readState(on: connection) }
+        } catch {
+            logger.info("network: cannot read NetworkManager's state (\(error)); network_metered decides")
+            await apply(nil)
+        }
+    }
+
+    /// Logs the first failure of an outage at info level (network_metered then decides), the
+    /// retries at debug level.
+    private func logOutage(_ link: inout Link, _ problem: String) {
+        if link.outageLogged {
+            logger.debug("network: \(problem)")
+        } else {
+            logger.info("network: \(problem); network_metered decides until it is back, retrying")
+            link.outageLogged = true
+        }
+    }
+
+    private func scheduleRetry(_ link: inout Link, group: inout DiscardingTaskGroup) {
+        guard !link.retryPending else { return }
+        let seconds = min(SessionWatcher.retryMaxSeconds,
+                          SessionWatcher.retryFirstSeconds * pow(2, Double(min(link.failures, 16))))
+        link.failures += 1
+        link.retryPending = true
+        let continuation = self.continuation
+        group.addTask {
+            do { try await Task.sleep(for: .seconds(seconds)) } catch { return }
+            continuation.yield(.retry)
+        }
+    }
+}

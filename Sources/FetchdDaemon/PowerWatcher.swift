@@ -1,0 +1,85 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Watches the power supply folder (`power_supply_dir`) with inotify and, when the power
+/// changes, has the coordinator read it again and wakes the scheduler, so a handler deferred
+/// for AC power or battery runs soon after the condition holds.
+///
+/// inotify is best effort here: on the real `/sys/class/power_supply` most drivers change an
+/// attribute's value without any inotify event (sysfs notifies only through `sysfs_notify`,
+/// seen by poll(), not by inotify), whereas a plain folder (tests, containers) delivers them.
+/// So the coordinator also reads the supplies again on every wake, at least every heartbeat:
+/// that fallback always works, this watcher only makes it prompt where it can.
+final class PowerWatcher: Service, Sendable {
+    private let coordinator: FetchCoordinator
+    private let directory: String
+    private let logger: Logger
+    private let onChange: @Sendable () -> Void
+    private let fd: Int32
+    private let queue = DispatchQueue(label: "fetchd-power-watcher")
+
+    /// Watches `directory` (the configured `power_supply_dir`; a reload's new value takes effect
+    /// at the next start, and at every wake through the coordinator's own reads).
+    init(coordinator: FetchCoordinator, directory: String, logger: Logger, onChange: @escaping @Sendable () -> Void) {
+        self.coordinator = coordinator
+        self.directory = directory
+        self.logger = logger
+        self.onChange = onChange
+        fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+    }
+
+    deinit { if fd >= 0 { close(fd) } }
+
+    /// Runs until graceful shutdown.
+    func run() async {
+        guard fd >= 0 else {
+            logger.info("power: inotify_init1: \(String(cString: strerror(errno))); the power is read at every wake only")
+            try? await gracefulShutdown()
+            return
+        }
+        addWatches()
+        let (changes, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+        source.setEventHandler { [self] in
+            drainEvents()
+            addWatches()  // a supply may have appeared
+            continuation.yield()
+        }
+        source.resume()
+        await withGracefulShutdownHandler {
+            for await _ in changes {
+                if await coordinator.refreshPower() { onChange() }
+            }
+        } onGracefulShutdown: {
+            continuation.finish()
+        }
+        source.cancel()
+    }
+
+    /// Watches the folder (supplies appearing and going) and each supply's attributes that
+    /// decide the conditions. Adding an existing watch again only returns its descriptor.
+    private func addWatches() {
+        _ = inotify_add_watch(fd, directory, UInt32(IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM))
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        for name in names {
+            for attribute in ["online", "capacity", "status", "type"] {
+                _ = inotify_add_watch(fd, "\(directory)/\(name)/\(attribute)",
+                                      UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_ATTRIB))
+            }
+            // A supply replaced by a rename of its attribute files shows on its folder.
+            _ = inotify_add_watch(fd, "\(directory)/\(name)", UInt32(IN_CREATE | IN_MOVED_TO))
+        }
+    }
+
+    /// Reads and discards every pending event: which one it was does not matter, the
+    /// coordinator reads every supply again.
+    private func drainEvents() {
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        while buffer.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}
+    }
+}
