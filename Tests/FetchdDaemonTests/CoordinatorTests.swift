@@ -68,7 +68,7 @@ struct CoordinatorTests {
             name = "flaky"
             kind = "exec"
             command = ["/bin/sh", "-c", "m=$(cat \(mode)); echo partial-$m > \\"$FETCHD_OUTPUT\\"; [ $m = good ] && exit 0; [ $m = slow ] && sleep 10; exit 7"]
-            deadline = "1s"
+            deadline = "3s"  # room for a loaded machine to start the shell
             min_interval = "never"
             """)
         #expect(await coordinator.fetch("flaky", trigger: .manual)?.result == "newData")
