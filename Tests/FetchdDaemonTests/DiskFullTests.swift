@@ -57,6 +57,7 @@ struct DiskFullTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: content)).count == 100)
         let history = try await daemon.fetchctlWithoutBlocking(["history", "blob"]).output
         #expect(history.components(separatedBy: "No space left on device").count - 1 == 2, "\(history)")
+        _ = await daemon.stopWithoutBlocking()  // then the deferred stop has nothing to wait for
     }
 
     /// Writes zeros to `path` until the file system is full; returns the bytes written.

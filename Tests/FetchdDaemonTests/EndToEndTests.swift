@@ -49,7 +49,7 @@ struct EndToEndTests {
         #expect(metadata.trigger == "timer")
 
         // Status: both valid handlers, the invalid one reported with its file and line.
-        let status = try daemon.fetchctl(["status", "--json"])
+        let status = try await daemon.fetchctlWithoutBlocking(["status", "--json"])
         #expect(status.status == 0, "\(status.output)")
         let report = try decode(StatusReport.self, status.output)
         #expect(report.handlers.map(\.name) == ["clock", "local-file"])
@@ -60,15 +60,15 @@ struct EndToEndTests {
         #expect(problem.file.hasSuffix("handlers.d/test.toml") && problem.line == 16 && problem.key == "name")
 
         // Manual fetches: new data, then identical content is noData.
-        let first = try daemon.fetchctl(["fetch", "local-file", "--wait", "--json"])
+        let first = try await daemon.fetchctlWithoutBlocking(["fetch", "local-file", "--wait", "--json"])
         #expect(try decode(FetchReport.self, first.output).result == "newData", "\(first.output)")
-        let second = try daemon.fetchctl(["fetch", "local-file", "--wait"])
+        let second = try await daemon.fetchctlWithoutBlocking(["fetch", "local-file", "--wait"])
         #expect(second.status == 0 && second.output.contains("local-file: noData"), "\(second.output)")
         #expect(try String(contentsOfFile: daemon.cachePath + "/local-file/latest/content", encoding: .utf8) == "hello from a file\n")
-        let unknown = try daemon.fetchctl(["fetch", "nope"])
+        let unknown = try await daemon.fetchctlWithoutBlocking(["fetch", "nope"])
         #expect(unknown.status == 1 && unknown.output.contains("no handler named \"nope\""))
 
-        let history = try decode([HistoryEntry].self, try daemon.fetchctl(["history", "local-file", "--json"]).output)
+        let history = try decode([HistoryEntry].self, try await daemon.fetchctlWithoutBlocking(["history", "local-file", "--json"]).output)
         #expect(history.map(\.result) == ["noData", "newData"])
         #expect(history.allSatisfy { $0.trigger == "manual" })
 
@@ -135,14 +135,14 @@ struct EndToEndTests {
         try await daemon.start()
         let state = try StateStore(path: daemon.directory.file("state/state.sqlite"))
         #expect(await waitUntil(timeoutSeconds: 15) { (try? state.history(of: "news", limit: 1).count) == 1 })
-        let used = try daemon.fetchctl(["used", "news"])
+        let used = try await daemon.fetchctlWithoutBlocking(["used", "news"])
         #expect(used.status == 0 && used.output.contains("news: use recorded; next fetch"), "\(used.output)")
         #expect(try state.uses(of: "news", since: .distantPast).map(\.source) == ["explicit"])
-        let unknown = try daemon.fetchctl(["used", "nope"])
+        let unknown = try await daemon.fetchctlWithoutBlocking(["used", "nope"])
         #expect(unknown.status == 1 && unknown.output.contains("no handler named \"nope\""), "\(unknown.output)")
-        let status = try daemon.fetchctl(["status"])
+        let status = try await daemon.fetchctlWithoutBlocking(["status"])
         #expect(status.output.contains("planned from usage:\n  news: cold start"), "\(status.output)")
-        let usage = try daemon.fetchctl(["usage", "news"])
+        let usage = try await daemon.fetchctlWithoutBlocking(["usage", "news"])
         #expect(usage.status == 0 && usage.output.contains("news: usage sources explicit; 1 day(s) of use remembered"),
                 "\(usage.output)")
         #expect(usage.output.contains("\nSun  ") && usage.output.contains("  explicit\n"), "\(usage.output)")
@@ -173,9 +173,9 @@ struct EndToEndTests {
         #expect(await waitUntil(timeoutSeconds: 15) { FileManager.default.fileExists(atPath: content) })
         // fetchd's own work records nothing: a fetch whose program reads its previous snapshot
         // (FETCHD_PREVIOUS is latest/content), and status reading meta.json.
-        let again = try daemon.fetchctl(["fetch", "news", "--wait"])
+        let again = try await daemon.fetchctlWithoutBlocking(["fetch", "news", "--wait"])
         #expect(again.status == 0, "\(again.output)")
-        _ = try daemon.fetchctl(["status"])
+        _ = try await daemon.fetchctlWithoutBlocking(["status"])
         _ = try Data(contentsOf: URL(fileURLWithPath: daemon.cachePath + "/news/latest/meta.json"))
         try await Task.sleep(for: .milliseconds(2500))  // past the 2 s after a run when opens are the handler's
         #expect(try state.uses(of: "news", since: .distantPast).isEmpty)
