@@ -46,8 +46,7 @@ final class NetworkWatcher: Service, Sendable {
     private struct Link {
         var listener: BusListener?
         var signals: NetworkManagerSignals?
-        var failures = 0
-        var retryPending = false
+        var reconnect = BusReconnect()
         /// Whether the current outage has been logged already.
         var outageLogged = false
         var absentLogged = false
@@ -62,7 +61,7 @@ final class NetworkWatcher: Service, Sendable {
                 for await event in events {
                     switch event {
                     case .refresh, .retry:
-                        if case .retry = event { link.retryPending = false }
+                        if case .retry = event { link.reconnect.pending = false }
                         await connectIfWanted(&link, group: &group)
                     case .closed(let error):
                         link.listener = nil
@@ -108,7 +107,7 @@ final class NetworkWatcher: Service, Sendable {
             await apply(nil)
             return
         }
-        guard link.listener == nil, !link.retryPending else { return }
+        guard link.listener == nil, !link.reconnect.pending else { return }
         let continuation = self.continuation
         let signals = NetworkManagerSignals { continuation.yield(.networkManager($0)) }
         do throws(BusError) {
@@ -117,7 +116,7 @@ final class NetworkWatcher: Service, Sendable {
                 setup: { connection throws(BusError) in try signals.install(on: connection) },
                 onClose: { continuation.yield(.closed($0)) })
             link.signals = signals
-            link.failures = 0
+            link.reconnect.connected()
             logger.info("network: following NetworkManager on the \(bus)")
             link.outageLogged = false
         } catch {
@@ -149,15 +148,7 @@ final class NetworkWatcher: Service, Sendable {
     }
 
     private func scheduleRetry(_ link: inout Link, group: inout DiscardingTaskGroup) {
-        guard !link.retryPending else { return }
-        let seconds = min(SessionWatcher.retryMaxSeconds,
-                          SessionWatcher.retryFirstSeconds * pow(2, Double(min(link.failures, 16))))
-        link.failures += 1
-        link.retryPending = true
         let continuation = self.continuation
-        group.addTask {
-            do { try await Task.sleep(for: .seconds(seconds)) } catch { return }
-            continuation.yield(.retry)
-        }
+        link.reconnect.schedule(in: &group) { continuation.yield(.retry) }
     }
 }

@@ -26,11 +26,6 @@ final class SessionWatcher: Service, Sendable {
         case closed(BusError)
     }
 
-    /// The first retry delay after the bus could not be reached, in seconds; doubled per failure.
-    static let retryFirstSeconds = 1.0
-    /// The longest retry delay, in seconds.
-    static let retryMaxSeconds = 60.0
-
     private let coordinator: FetchCoordinator
     private let logger: Logger
     /// Called after a recorded use: the plan changed, the next wake may be sooner.
@@ -56,9 +51,7 @@ final class SessionWatcher: Service, Sendable {
     /// What the run loop keeps between events.
     private struct Link {
         var listener: BusListener?
-        /// Failures in a row to reach the bus (the next retry delay grows with them).
-        var failures = 0
-        var retryPending = false
+        var reconnect = BusReconnect()
         /// Whether the current outage (no bus, no logind) has been logged already.
         var busWarned = false
         var logindWarned = false
@@ -75,7 +68,7 @@ final class SessionWatcher: Service, Sendable {
                 for await event in events {
                     switch event {
                     case .refresh, .retry:
-                        if case .retry = event { link.retryPending = false }
+                        if case .retry = event { link.reconnect.pending = false }
                         await connectIfWanted(&link, group: &group)
                     case .closed(let error):
                         link.listener = nil
@@ -109,14 +102,14 @@ final class SessionWatcher: Service, Sendable {
             link = Link()
             return
         }
-        guard link.listener == nil, !link.retryPending else { return }
+        guard link.listener == nil, !link.reconnect.pending else { return }
         let continuation = self.continuation
         let signals = LogindSignals { continuation.yield(.logind($0)) }
         do throws(BusError) {
             link.listener = try await BusListener.open(
                 bus, label: "fetchd-session-watcher", setup: { connection throws(BusError) in try signals.install(on: connection) },
                 onClose: { continuation.yield(.closed($0)) })
-            link.failures = 0
+            link.reconnect.connected()
             if link.busWarned {
                 logger.notice("usage source \"session\": connected to the \(bus) again")
                 link.busWarned = false
@@ -140,15 +133,8 @@ final class SessionWatcher: Service, Sendable {
     }
 
     private func scheduleRetry(_ link: inout Link, group: inout DiscardingTaskGroup) {
-        guard !link.retryPending else { return }
-        let seconds = min(Self.retryMaxSeconds, Self.retryFirstSeconds * pow(2, Double(min(link.failures, 16))))
-        link.failures += 1
-        link.retryPending = true
         let continuation = self.continuation
-        group.addTask {
-            do { try await Task.sleep(for: .seconds(seconds)) } catch { return }
-            continuation.yield(.retry)
-        }
+        link.reconnect.schedule(in: &group) { continuation.yield(.retry) }
     }
 
     private func logindPresence(_ present: Bool, _ link: inout Link) {
