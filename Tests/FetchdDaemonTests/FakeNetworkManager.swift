@@ -56,18 +56,6 @@ final class FakeNetworkManager {
             else: value = "unknown command"
             print(number, "ok", value, flush=True)
 
-        def on_input(source, condition):
-            line = sys.stdin.readline()
-            if not line:
-                loop.quit()
-                return False
-            command(line)
-            return True
-
-        loop = GLib.MainLoop()
-        GLib.io_add_watch(sys.stdin, GLib.IO_IN | GLib.IO_HUP, on_input)
-        print("0 ok ready", flush=True)
-        loop.run()
         """#
 
     private let peer: ScriptedBusPeer

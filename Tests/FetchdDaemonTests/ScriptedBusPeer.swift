@@ -24,10 +24,29 @@ final class ScriptedBusPeer {
         func read() -> String { text.withLock { $0 } }
     }
 
-    /// Starts `script` with `arguments` and waits for its ready line.
+    /// The end of every script: a GLib main loop that hands each stdin line to the script's
+    /// `command(line)` function, says it is ready, and quits when stdin closes.
+    static let commandLoop = """
+
+        def on_input(source, condition):
+            line = sys.stdin.readline()
+            if not line:
+                loop.quit()
+                return False
+            command(line)
+            return True
+
+        loop = GLib.MainLoop()
+        GLib.io_add_watch(sys.stdin, GLib.IO_IN | GLib.IO_HUP, on_input)
+        print("0 ok ready", flush=True)
+        loop.run()
+        """
+
+    /// Starts `script` (which defines `command(line)`; `commandLoop` is added) with `arguments`
+    /// and waits for its ready line.
     init(script: String, arguments: [String]) async throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", script] + arguments
+        process.arguments = ["-c", script + Self.commandLoop] + arguments
         process.standardInput = input
         process.standardOutput = output
         output.fileHandleForReading.readabilityHandler = { [printed] handle in printed.append(handle.availableData) }
