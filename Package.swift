@@ -64,11 +64,13 @@ let package = Package(
             name: "FetchdState",
             dependencies: ["FetchdCore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        // Handlers and the completion contract: exec (subprocess) and http (libcurl).
+        // Handlers and the completion contract: exec (subprocess) and http (libcurl); background transfers.
         .target(
             name: "FetchdHandlers",
             dependencies: [
                 "FetchdCore", "FetchdConfig", "CurlKit",
+                // SHA-256 of a transfer, hashed while it downloads.
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
@@ -132,7 +134,8 @@ let package = Package(
         ),
         .testTarget(
             name: "FetchdHandlersTests",
-            dependencies: ["FetchdHandlers", "FetchdCore", "FetchdConfig", "CurlKit", "FetchdTestSupport"]
+            dependencies: ["FetchdHandlers", "FetchdCore", "FetchdConfig", "CurlKit", "FetchdTestSupport",
+                           .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(name: "FetchdPlannerTests", dependencies: ["FetchdPlanner", "FetchdCore"], resources: [.copy("Traces")]),
         .testTarget(name: "FetchdStateTests", dependencies: ["FetchdState", "FetchdCore", "FetchdTestSupport"]),

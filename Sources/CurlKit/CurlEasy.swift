@@ -37,35 +37,23 @@ final class CurlEasy {
         curl_easy_cleanup(handle)
     }
 
-    /// Per-transfer data that the C callbacks reach through their userdata pointer.
-    private final class TransferState {
-        let fd: Int32
-        let maxBytes: Int
-        var bytes = 0
-        var exceeded = false
-        var headerBytes = 0
-        var headersExceeded = false
-        var writeErrno: Int32 = 0
-        var headers: [String: String] = [:]
-
-        init(fd: Int32, maxBytes: Int) {
-            self.fd = fd
-            self.maxBytes = maxBytes
-        }
-    }
-
     /// Sets the handle up for `request`: opens the output file and sets every option.
     /// `share` carries the TLS session and DNS caches that all transfers use.
     func prepare(_ request: HTTPRequest, share: UnsafeMutableRawPointer) throws(HTTPFailure) {
         abandon()
         curl_easy_reset(handle)
-        let fd = open(request.outputPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        // A resumable download keeps what the file holds; the first body byte decides its fate.
+        let truncate = request.resume == nil ? O_TRUNC : 0
+        let fd = open(request.outputPath, O_WRONLY | O_CREAT | truncate | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .write("\(request.outputPath): \(String(cString: strerror(errno)))") }
-        let state = TransferState(fd: fd, maxBytes: request.maxBytes)
+        let state = TransferState(fd: fd, maxBytes: request.maxBytes, resume: request.resume)
         transfer = state
         var headers = request.headers
         if let etag = request.ifNoneMatch { headers.append("If-None-Match: \(etag)") }
         if let date = request.ifModifiedSince { headers.append("If-Modified-Since: \(date)") }
+        if let resume = request.resume, resume.offset > 0, let validator = resume.validator {
+            headers.append("If-Range: \(validator)")
+        }
         for header in headers { headerList = curl_slist_append(headerList, header) }
         let userdata = Unmanaged.passUnretained(state).toOpaque()
         let protocols = request.allowFileURLs ? "http,https,file" : "http,https"
@@ -77,7 +65,7 @@ final class CurlEasy {
             fetchd_curl_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"),
             fetchd_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 1),
             fetchd_curl_setopt_long(handle, CURLOPT_MAXREDIRS, request.maxRedirects),
-            fetchd_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, max(1, request.timeoutMilliseconds)),
+            fetchd_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, request.timeoutMilliseconds.map { max(1, $0) } ?? 0),
             fetchd_curl_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, request.lowSpeedBytesPerSecond),
             fetchd_curl_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, request.lowSpeedSeconds),
             fetchd_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1),
@@ -87,15 +75,22 @@ final class CurlEasy {
             fetchd_curl_setopt_long(handle, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS),
             fetchd_curl_setopt_long(handle, CURLOPT_PIPEWAIT, 1),
             fetchd_curl_setopt_string(handle, CURLOPT_USERAGENT, request.userAgent),
-            // An empty string asks for every encoding libcurl can decode; the limit counts decoded bytes.
-            fetchd_curl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, request.acceptEncoding),
             fetchd_curl_setopt_off(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maxBytes)),
+            fetchd_curl_setopt_off(handle, CURLOPT_MAX_RECV_SPEED_LARGE, curl_off_t(request.maxReceiveBytesPerSecond)),
             fetchd_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headerList)),
             fetchd_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, userdata),
             fetchd_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, userdata),
             fetchd_curl_set_write_callback(handle, Self.writeBody),
             fetchd_curl_set_header_callback(handle, Self.readHeader),
         ]
+        if let resume = request.resume {
+            // Ranges count stored bytes, so a resumable download asks for no content coding.
+            if resume.offset > 0 { setup.append(fetchd_curl_setopt_string(handle, CURLOPT_RANGE, "\(resume.offset)-")) }
+        } else {
+            // An empty string asks for every encoding libcurl can decode; the limit counts decoded bytes.
+            setup.append(fetchd_curl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, request.acceptEncoding))
+        }
+        if let bytes = request.receiveBufferBytes { setup.append(fetchd_curl_setopt_long(handle, CURLOPT_BUFFERSIZE, bytes)) }
         if let caFile = request.caFile { setup.append(fetchd_curl_setopt_string(handle, CURLOPT_CAINFO, caFile)) }
         if let proxy = request.proxy { setup.append(fetchd_curl_setopt_string(handle, CURLOPT_PROXY, proxy)) }
         if let bad = setup.first(where: { $0 != CURLE_OK }) {
@@ -128,6 +123,10 @@ final class CurlEasy {
         }
         var httpVersion = 0
         _ = fetchd_curl_getinfo_long(handle, CURLINFO_HTTP_VERSION, &httpVersion)
+        if state.resume != nil, !state.bodyStarted, (200..<300).contains(status), status != 206 {
+            // A whole resource with an empty body: the file must not keep an older partial.
+            _ = state.startBody(status: status)
+        }
         return .success(HTTPResponse(
             status: status == 0 ? 200 : status,  // file:// has no status line
             effectiveURL: infoString(CURLINFO_EFFECTIVE_URL) ?? request.url,
@@ -136,7 +135,9 @@ final class CurlEasy {
             bodyBytes: state.bytes,
             totalMilliseconds: timings["total"] ?? 0,
             timings: timings,
-            httpVersion: Self.versionName(httpVersion)))
+            httpVersion: Self.versionName(httpVersion),
+            bodyOffset: state.bodyStarted && !state.discarding ? state.base : nil,
+            totalBytes: state.totalBytes))
     }
 
     private static func versionName(_ version: Int) -> String? {
@@ -155,46 +156,6 @@ final class CurlEasy {
         return String(cString: value)
     }
 
-    /// Writes body bytes to the output file, stopping as soon as the limit would be passed.
-    private static let writeBody: fetchd_curl_data_callback = { data, size, count, userdata in
-        let state = Unmanaged<TransferState>.fromOpaque(userdata!).takeUnretainedValue()
-        let length = size * count
-        guard state.bytes + length <= state.maxBytes else { state.exceeded = true; return 0 }
-        var offset = 0
-        while offset < length {
-            let written = write(state.fd, data! + offset, length - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                state.writeErrno = errno
-                return 0
-            }
-            offset += written
-        }
-        state.bytes += length
-        return length
-    }
-
-    /// Keeps the final response's headers, names lower-cased, within `maxHeaderBytes`.
-    private static let readHeader: fetchd_curl_data_callback = { data, size, count, userdata in
-        let state = Unmanaged<TransferState>.fromOpaque(userdata!).takeUnretainedValue()
-        let length = size * count
-        state.headerBytes += length
-        guard state.headerBytes <= CurlEasy.maxHeaderBytes else { state.headersExceeded = true; return 0 }
-        // Bytes, not Foundation's trimming: this runs for every header line of every fetch.
-        let line = UnsafeRawBufferPointer(start: data, count: length)
-        if line.starts(with: "HTTP/".utf8) {
-            state.headers = [:]  // a new response (after a redirect or 100-continue) starts afresh
-        } else if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
-            let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0d || $0 == 0x0a }
-            var start = colon + 1, end = length
-            while start < end, isSpace(line[start]) { start += 1 }
-            while end > start, isSpace(line[end - 1]) { end -= 1 }
-            let name = String(decoding: line[..<colon], as: UTF8.self).lowercased()
-            state.headers[name] = String(decoding: line[start..<end], as: UTF8.self)
-        }
-        return length
-    }
-
     /// Maps a libcurl error to a reason a person can act on.
     private func failure(for code: CURLcode, state: TransferState, request: HTTPRequest) -> HTTPFailure {
         let message = String(cString: curl_easy_strerror(code))
@@ -205,6 +166,8 @@ final class CurlEasy {
             return .headersTooLarge(limit: Self.maxHeaderBytes)
         case CURLE_WRITE_ERROR where state.writeErrno != 0:
             return .write(String(cString: strerror(state.writeErrno)))
+        case CURLE_WRITE_ERROR where state.rangeProblem != nil:
+            return .rangeMismatch(state.rangeProblem ?? "")
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: return .dns(message)
         case CURLE_COULDNT_CONNECT: return .connect(message)
         case CURLE_OPERATION_TIMEDOUT: return .timeout(message)

@@ -64,8 +64,8 @@ extension HTTPClient {
             var request = submission.request
             // Time spent between submission and now counts against the transfer's limit.
             let waited = ContinuousClock.now - submission.submittedAt
-            request.timeoutMilliseconds -= Int(waited / .milliseconds(1))
-            guard request.timeoutMilliseconds > 0 else {
+            if let limit = request.timeoutMilliseconds { request.timeoutMilliseconds = limit - Int(waited / .milliseconds(1)) }
+            guard (request.timeoutMilliseconds ?? 1) > 0 else {
                 submission.continuation.resume(returning: .failure(.timeout("the time limit passed before the transfer started")))
                 return
             }

@@ -8,8 +8,9 @@ public struct HTTPRequest: Sendable {
     public var headers: [String] = []
     /// The User-Agent header.
     public var userAgent: String
-    /// The whole transfer's time limit, in milliseconds (the handler's remaining deadline).
-    public var timeoutMilliseconds: Int
+    /// The whole transfer's time limit, in milliseconds (the handler's remaining deadline);
+    /// nil: no limit (background transfers, which end only when stalled).
+    public var timeoutMilliseconds: Int?
     /// The largest decoded body accepted, in bytes; the transfer stops as soon as it is exceeded.
     public var maxBytes: Int
     /// Whether `file://` URLs may be read (never on redirects).
@@ -30,9 +31,44 @@ public struct HTTPRequest: Sendable {
     public var lowSpeedBytesPerSecond: Int = 1
     /// ... for this many seconds is ended as stalled.
     public var lowSpeedSeconds: Int = 30
+    /// Set for a resumable download (background transfers); nil: a plain GET into a truncated file.
+    public var resume: Resume?
+    /// The most body bytes per second received (0: no limit).
+    public var maxReceiveBytesPerSecond: Int = 0
+    /// libcurl's receive buffer, in bytes (nil: libcurl's default, 16 KiB); bulk downloads go
+    /// faster with fewer, larger writes.
+    public var receiveBufferBytes: Int?
+
+    /// How a resumable download continues a partial file.
+    ///
+    /// The body of a `206` whose `Content-Range` starts at `offset` is appended there; a `200`
+    /// (the server ignores ranges, or `If-Range` found the resource changed) truncates the file
+    /// and starts again from byte 0; the body of any other status is discarded, so an error page
+    /// never lands in the partial file. Content coding is not offered: ranges count the bytes
+    /// of the resource as stored.
+    public struct Resume: Sendable, Equatable {
+        /// Bytes already in the output file; 0 starts from scratch (no `Range` header).
+        public var offset: Int
+        /// Sent as `If-Range`: the validator of the resource the partial file came from.
+        public var validator: String?
+        /// Watches the download; its `bytesOnDisk` starts at `offset`.
+        public var progress: TransferProgress?
+
+        /// Creates a resume point.
+        public init(offset: Int, validator: String?, progress: TransferProgress?) {
+            self.offset = offset
+            self.validator = validator
+            self.progress = progress
+        }
+
+        /// Equal when offset and validator are (the progress object is not compared).
+        public static func == (lhs: Resume, rhs: Resume) -> Bool {
+            lhs.offset == rhs.offset && lhs.validator == rhs.validator
+        }
+    }
 
     /// Creates a request.
-    public init(url: String, outputPath: String, userAgent: String, timeoutMilliseconds: Int, maxBytes: Int) {
+    public init(url: String, outputPath: String, userAgent: String, timeoutMilliseconds: Int?, maxBytes: Int) {
         self.url = url
         self.outputPath = outputPath
         self.userAgent = userAgent
@@ -60,6 +96,11 @@ public struct HTTPResponse: Sendable, Equatable {
     public var timings: [String: Int] = [:]
     /// The HTTP version the response came in ("1.1", "2"), nil for `file://`.
     public var httpVersion: String?
+    /// For a resumable download: where the final response's body started in the file (the
+    /// resume offset after a 206, 0 after a 200), nil when no body was written.
+    public var bodyOffset: Int?
+    /// For a resumable download: the resource's whole size, when the server said.
+    public var totalBytes: Int?
 }
 
 /// Why a transfer failed, precisely enough for a person to act on.
@@ -84,6 +125,8 @@ public enum HTTPFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case cancelled
     /// The connection ended before the whole response arrived.
     case incomplete(String)
+    /// A resumed download's response does not continue the partial file where it ends; start again.
+    case rangeMismatch(String)
     /// Writing the body to disk failed.
     case write(String)
     /// Any other libcurl error, with its code.
@@ -102,6 +145,7 @@ public enum HTTPFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case .forbiddenScheme(let detail): "forbidden scheme: \(detail)"
         case .cancelled: "cancelled"
         case .incomplete(let detail): "incomplete response: \(detail)"
+        case .rangeMismatch(let detail): "the server's range does not continue the partial file: \(detail)"
         case .write(let detail): "write: \(detail)"
         case .other(let code, let message): "curl error \(code): \(message)"
         }

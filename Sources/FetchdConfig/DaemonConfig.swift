@@ -42,6 +42,10 @@ public struct DaemonConfig: Sendable, Equatable {
     public var powerSupplyDirectory: String = Defaults.powerSupplyDirectory
     /// Whether the network counts as metered while NetworkManager is not on the system bus.
     public var networkMetered: Bool = Defaults.networkMetered
+    /// Background transfers running at once (`transfer_max_active`).
+    public var transferMaxActive: Int = Defaults.transferMaxActive
+    /// Bytes per second all transfers together receive at most (`transfer_max_bytes_per_second`; 0: no limit).
+    public var transferMaxBytesPerSecond: Int = Defaults.transferMaxBytesPerSecond
 
     /// A configuration with every default.
     public init() {}
@@ -60,7 +64,7 @@ public struct DaemonConfig: Sendable, Equatable {
         "http_max_transfers", "http_max_host_connections",
         "default_deadline", "max_deadline", "kill_grace", "heartbeat", "cache_max_bytes",
         "socket_mode", "control_group", "global_budget", "push_listen",
-        "power_supply_dir", "network_metered",
+        "power_supply_dir", "network_metered", "transfer_max_active", "transfer_max_bytes_per_second",
     ]
 
     /// Reads the main file's table, recording problems in `reader`.
@@ -120,6 +124,8 @@ public struct DaemonConfig: Sendable, Equatable {
             }
         }
         if let metered = reader.bool("network_metered") { config.networkMetered = metered }
+        if let value = reader.int("transfer_max_active", in: 1...64) { config.transferMaxActive = value }
+        if let value = reader.int("transfer_max_bytes_per_second", in: 0...Int.max) { config.transferMaxBytesPerSecond = value }
         reader.reportUnknownKeys(known: knownKeys + ["handler"])
         return config
     }

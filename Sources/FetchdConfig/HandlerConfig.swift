@@ -8,6 +8,8 @@ public struct HandlerConfig: Sendable, Equatable {
         case http
         /// A program that writes its snapshot to `$FETCHD_OUTPUT` and reports by exit status.
         case exec
+        /// A large HTTP(S) download outside the fetch deadline, resumed with range requests.
+        case transfer
     }
 
     /// The floor between two fetches (iOS's `setMinimumBackgroundFetchInterval`): a lower
@@ -74,6 +76,14 @@ public struct HandlerConfig: Sendable, Equatable {
     public var power: PowerCondition = PowerCondition(rawValue: Defaults.power) ?? .any
     /// On battery, a scheduled fetch waits until the battery holds at least this many percent (0: never waits).
     public var batteryMinPercent: Int = Defaults.batteryMinPercent
+    /// A transfer's expected SHA-256 (lower-case hex); a file that does not match is refused.
+    public var sha256: String?
+    /// A transfer receives at most this many bytes per second (0: only the global limit).
+    public var maxBytesPerSecond: Int = 0
+    /// A transfer that receives nothing for this long is interrupted, to resume later.
+    public var stallSeconds: Double = Defaults.transferStallSeconds
+    /// The argv run with the finished file's path appended when a transfer brings new data.
+    public var onComplete: [String]?
     /// The file the handler was defined in.
     public var sourceFile: String
     /// The line of the handler's `[[handler]]` header.
@@ -94,7 +104,7 @@ public struct HandlerConfig: Sendable, Equatable {
         "max_bytes", "enabled", "allow_file_urls", "honor_server_hints", "headers", "user_agent", "accept_encoding", "proxy", "ca_file",
         "usage", "budget", "max_staleness", "lead", "push_limit", "push_token_file",
         "network", "power", "battery_min",
-    ]
+    ] + transferOnlyKeys
 
     /// Keys only `http` handlers take.
     static let httpOnlyKeys = ["url", "allow_file_urls", "honor_server_hints", "headers", "user_agent", "accept_encoding", "proxy", "ca_file"]
@@ -109,7 +119,7 @@ public struct HandlerConfig: Sendable, Equatable {
         let kindText = reader.string("kind", required: true)
         let kind = kindText.flatMap(Kind.init(rawValue:))
         if let kindText, kind == nil {
-            reader.report("kind", "\"\(kindText)\" is not a handler kind; expected \"http\" or \"exec\"")
+            reader.report("kind", "\"\(kindText)\" is not a handler kind; expected \"http\", \"exec\" or \"transfer\"")
         }
         let before = reader.diagnostics.count
         var handler = HandlerConfig(name: name ?? "", kind: kind ?? .exec,
@@ -139,7 +149,11 @@ public struct HandlerConfig: Sendable, Equatable {
         handler.readUsageOptions(&reader)
         handler.readPushOptions(&reader)
         handler.readConditionOptions(&reader)
-        if kind != nil { handler.checkKindSpecificKeys(&reader) }
+        handler.readTransferOptions(&reader)
+        if kind != nil {
+            handler.checkKindSpecificKeys(&reader)
+            handler.checkTransferKeys(&reader)
+        }
         reader.reportUnknownKeys(known: knownKeys)
         guard name != nil, kind != nil, reader.diagnostics.count == before,
               HandlerName.isValid(handler.name) else { return nil }
@@ -172,6 +186,8 @@ public struct HandlerConfig: Sendable, Equatable {
             for key in Self.httpOnlyKeys where reader.table[key] != nil {
                 reader.report(key, "\"\(key)\" belongs to http handlers; this one is exec")
             }
+        case .transfer:
+            break  // checkTransferKeys
         }
     }
 }

@@ -90,6 +90,8 @@ public struct HandlerStatus: Codable, Sendable, Equatable {
     public var pushLimit: String?
     /// Why its scheduled fetch is deferred ("waiting for AC power"); nil when its conditions hold.
     public var waitingFor: String?
+    /// For a transfer handler: its download in progress or waiting to resume; nil when none is.
+    public var transfer: TransferStatus?
 
     /// Creates a status line.
     public init(name: String, kind: String, enabled: Bool, running: Bool, lastResult: String? = nil,
@@ -125,6 +127,7 @@ public struct HandlerStatus: Codable, Sendable, Equatable {
         case pendingPushes = "pending_pushes"
         case pushLimit = "push_limit"
         case waitingFor = "waiting_for"
+        case transfer
     }
 }
 
@@ -218,5 +221,44 @@ public struct HistoryEntry: Codable, Sendable, Equatable {
         case result, reason, trigger, bytes, version
         case startedAt = "started_at"
         case durationMilliseconds = "duration_ms"
+    }
+}
+
+/// A background transfer's progress (`fetchctl status`, `fetchctl transfers`).
+public struct TransferStatus: Codable, Sendable, Equatable {
+    /// Where the transfer stands.
+    public enum State: String, Codable, Sendable {
+        /// Downloading now.
+        case running
+        /// A partial download waits to resume (after an interruption, a pause or a failure).
+        case partial
+    }
+
+    /// Where the transfer stands.
+    public var state: State
+    /// Bytes downloaded so far (on disk).
+    public var bytes: Int
+    /// The whole file's size, when the server said.
+    public var totalBytes: Int?
+    /// The rate since this run started, while running.
+    public var bytesPerSecond: Int?
+    /// Seconds left at that rate, when the size is known.
+    public var etaSeconds: Int?
+    /// When a partial transfer resumes, when it is due (else `waitingFor` or the schedule says).
+    public var resumesAt: Date?
+
+    /// Creates a transfer status.
+    public init(state: State, bytes: Int, totalBytes: Int?) {
+        self.state = state
+        self.bytes = bytes
+        self.totalBytes = totalBytes
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case state, bytes
+        case totalBytes = "total_bytes"
+        case bytesPerSecond = "bytes_per_second"
+        case etaSeconds = "eta_seconds"
+        case resumesAt = "resumes_at"
     }
 }

@@ -82,6 +82,19 @@ public enum Defaults {
     public static let powerSupplyDirectory = "/sys/class/power_supply"
     /// Whether the network counts as metered when NetworkManager is not on the system bus (`network_metered`).
     public static let networkMetered = false
+    /// Background transfers running at once (`transfer_max_active`); more wait their turn.
+    public static let transferMaxActive = 2
+    /// All background transfers together receive at most this many bytes per second
+    /// (`transfer_max_bytes_per_second`; 0: no limit).
+    public static let transferMaxBytesPerSecond = 0
+    /// The largest file a transfer accepts when its handler sets no `max_bytes`.
+    public static let transferMaxBytes = 64 * 1024 * 1024 * 1024
+    /// A transfer that receives nothing for this long is interrupted, to resume later (`stall_timeout`).
+    public static let transferStallSeconds = 60.0
+    /// How long a transfer's `on_complete` command may run before it is stopped.
+    public static let onCompleteTimeoutSeconds = 300.0
+    /// libcurl's receive buffer for transfers: bulk downloads go faster with larger writes.
+    public static let transferReceiveBufferBytes = 512 * 1024
     /// The exit status by which an exec handler reports `noData`.
     public static let execNoDataExitStatus: Int32 = 100
 }

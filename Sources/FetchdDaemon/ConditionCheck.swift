@@ -25,11 +25,11 @@ public enum ConditionCheck {
         return reasons.isEmpty ? nil : reasons.joined(separator: "; ")
     }
 
-    /// Whether `handler` needs the network: http handlers (but not for `file://` URLs or a
+    /// Whether `handler` needs the network: http and transfer handlers (but not for `file://` URLs or a
     /// loopback host, which work offline) and handlers that ask for an unmetered one.
     public static func needsNetwork(_ handler: HandlerConfig) -> Bool {
         if handler.network == .unmetered { return true }
-        guard handler.kind == .http, let url = handler.url else { return false }
+        guard handler.kind == .http || handler.kind == .transfer, let url = handler.url else { return false }
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
               scheme != "file" else { return scheme(of: url) != "file" }
         let host = (components.host ?? "").lowercased()

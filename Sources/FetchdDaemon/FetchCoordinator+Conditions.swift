@@ -16,6 +16,7 @@ extension FetchCoordinator {
         guard now != power else { return false }
         logger.info("power: \(now.onAC ? "on AC" : "on battery")\(now.batteryPercent.map { ", battery \($0) %" } ?? "")")
         power = now
+        pauseTransfersWithUnmetConditions()
         return true
     }
 
@@ -27,6 +28,7 @@ extension FetchCoordinator {
         networkManagerState = state
         guard network != before else { return false }
         logger.info("network: \(network.online ? "online" : "offline"), \(network.meteredText)")
+        pauseTransfersWithUnmetConditions()
         return true
     }
 

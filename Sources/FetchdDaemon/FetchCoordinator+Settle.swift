@@ -12,7 +12,8 @@ extension FetchCoordinator {
     /// fetches or the watchdog.
     @concurrent
     static func settle(_ handler: HandlerConfig, outcome: FetchRunner.Outcome, outputPath: String,
-                       trigger: FetchTrigger, startedAt: Date, snapshots: SnapshotStore) async -> ResultCommitter.Item {
+                       trigger: FetchTrigger, startedAt: Date, snapshots: SnapshotStore,
+                       knownDigest: (sha256: String, bytes: Int)? = nil) async -> ResultCommitter.Item {
         let finishedAt = Date()
         func item(_ result: FetchResult, notBefore: Date? = nil) -> ResultCommitter.Item {
             Self.item(handler, trigger: trigger, startedAt: startedAt, finishedAt: finishedAt, result: result,
@@ -44,7 +45,7 @@ extension FetchCoordinator {
             let prepared: SnapshotStore.Prepared
             do {
                 prepared = try snapshots.prepare(stagedFile: outputPath, handler: handler.name, template: template,
-                                                 retain: handler.retain)
+                                                 retain: handler.retain, knownDigest: knownDigest)
             } catch {
                 snapshots.discard(stagedFile: outputPath)
                 return item(.failed(reason: "cannot write the snapshot: \(error)"))

@@ -35,6 +35,7 @@ extension FetchCoordinator {
             status.pendingPushAt = pushes[handler.name]?.dueAt
             status.pendingPushes = pushes[handler.name]?.pushes
             status.pushLimit = handler.pushLimit.description
+            status.transfer = transferStatus(of: handler, state: handlerState)
             // Only for scheduled handlers: one run on request alone waits for nothing.
             if handler.enabled, handler.minInterval != .never {
                 status.waitingFor = unmetConditions(handler)

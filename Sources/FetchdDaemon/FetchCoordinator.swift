@@ -25,9 +25,13 @@ public actor FetchCoordinator {
     let limiter: ConcurrencyLimiter
     /// Slots for http fetches, also per host.
     let httpLimiter: ConcurrencyLimiter
-    /// The one libcurl multi handle every http fetch runs on.
+    /// The one libcurl multi handle every http fetch and transfer runs on.
     let httpClient: HTTPClient
-    private let runner = FetchRunner()
+    /// Slots for background transfers (`transfer_max_active`).
+    let transferLimiter: ConcurrencyLimiter
+    /// The transfers running now: progress and pause switches.
+    let transferBoard = TransferBoard()
+    let runner = FetchRunner()
     /// Makes results durable in batches.
     let committer: ResultCommitter
     /// The usage planner's latest decision per learning handler, and when it was made;
@@ -59,6 +63,7 @@ public actor FetchCoordinator {
         self.httpLimiter = ConcurrencyLimiter(limit: config.daemon.httpMaxTransfers,
                                               perKeyLimit: config.daemon.httpMaxHostConnections)
         self.httpClient = HTTPClient(limits: Self.httpLimits(config.daemon))
+        self.transferLimiter = ConcurrencyLimiter(limit: config.daemon.transferMaxActive)
         self.committer = ResultCommitter(snapshots: snapshots, state: state, logger: logger)
     }
 
@@ -87,8 +92,11 @@ public actor FetchCoordinator {
         let planned = plannedDates(now: now, globalUse: .some(globalUse))
         // Handlers whose conditions (network, power) do not hold are deferred, not skipped: they
         // stay due, and a wake when the conditions change (or the next heartbeat) runs them.
-        let eligible = Scheduler.due(config.handlers, states: states, now: now, planned: planned,
+        var eligible = Scheduler.due(config.handlers, states: states, now: now, planned: planned,
                                      floors: plannedFloors()).filter { running[$0.name] == nil }
+        // Partial transfers resume when their retry time has come, whatever their min_interval.
+        let resuming = transferResumeDates(states: states, now: now).filter { $0.value <= now }
+        eligible += config.handlers.filter { resuming[$0.name] != nil && !eligible.map(\.name).contains($0.name) }
         var due = withinGlobalBudget(holdingConditions(eligible), planned: planned, globalUse: globalUse)
         // Deferred pushes whose time has come run as push fetches, with their data.
         let pushes = takeDuePushes(now: now)
@@ -154,7 +162,9 @@ public actor FetchCoordinator {
         let waiting = config.handlers.filter { running[$0.name] == nil && unmetConditions($0) == nil }
         let wake = Scheduler.nextWake(waiting, states: states, now: now,
                                       heartbeatSeconds: config.daemon.heartbeatSeconds, planned: plannedDates(now: now))
-        return min(wake, nextPushDue() ?? .distantFuture)
+        let resume = transferResumeDates(states: states, now: now)
+            .filter { name, _ in config.handler(named: name).map { unmetConditions($0) == nil } ?? false }.values.min()
+        return min(wake, nextPushDue() ?? .distantFuture, resume ?? .distantFuture)
     }
 
     /// Runs `name` now, or joins its fetch if one is running; nil when no such handler is loaded.
@@ -195,6 +205,7 @@ public actor FetchCoordinator {
     /// One fetch of `handler`, from slot to durable result.
     private func execute(_ handler: HandlerConfig, trigger: FetchTrigger, state: HandlerState??,
                          pushData: String?) async -> FetchRecord {
+        if handler.kind == .transfer { return await executeTransfer(handler, trigger: trigger) }
         let item = await run(handler, trigger: trigger, state: state, pushData: pushData)
         let record = await committer.commit(item)
         plans[handler.name] = nil  // the budget and the content's age changed: plan again
@@ -249,6 +260,7 @@ public actor FetchCoordinator {
 
     /// Which slots `handler` waits for, and under which key: http fetches by host and port.
     nonisolated func slot(for handler: HandlerConfig) -> (ConcurrencyLimiter, String) {
+        if handler.kind == .transfer { return (transferLimiter, "") }
         guard handler.kind == .http else { return (limiter, "") }
         let components = handler.url.flatMap { URLComponents(string: $0) }
         let host = components?.host?.lowercased() ?? ""
@@ -257,12 +269,12 @@ public actor FetchCoordinator {
     }
 
     /// Logs a durable result: one journal entry per fetch, with its MESSAGE_ID.
-    private func log(_ record: FetchRecord, snapshot: String?) {
+    func log(_ record: FetchRecord, snapshot: String?, messageID: String? = nil) {
         let result = record.fetchResult ?? .failed(reason: record.reason ?? record.result)
         var metadata: Logger.Metadata = [
             "handler": "\(record.handler)", "result": "\(result.name)", "trigger": "\(record.trigger)",
             "duration_ms": "\(record.durationMilliseconds)", "bytes": "\(record.bytes ?? 0)",
-            MessageID.metadataKey: "\(result == .expired ? MessageID.deadlineExpired : MessageID.fetchFinished)",
+            MessageID.metadataKey: "\(messageID ?? (result == .expired ? MessageID.deadlineExpired : MessageID.fetchFinished))",
         ]
         if let reason = result.reason { metadata["reason"] = "\(reason)" }
         if let snapshot { metadata["snapshot"] = "\(snapshot)" }

@@ -29,6 +29,9 @@ public struct ExecHandler: FetchHandler {
     public let killGrace: Duration
     /// The most stdout/stderr bytes kept for the failure reason (the tail is kept).
     public var outputTailBytes = 2048
+    /// Whether the program writes a snapshot: false for commands run after a fetch (a transfer's
+    /// `on_complete`), which get no `FETCHD_OUTPUT` and succeed by exiting 0.
+    public var writesSnapshot = true
 
     /// The environment every program starts from, whatever the daemon's own was.
     static let baseEnvironment = [
@@ -46,7 +49,7 @@ public struct ExecHandler: FetchHandler {
     /// Runs the program once and completes `context` from its exit status.
     public func performFetch(context: FetchContext) async {
         var variables = Self.baseEnvironment.merging(environment) { _, configured in configured }
-        variables["FETCHD_OUTPUT"] = context.outputPath
+        if writesSnapshot { variables["FETCHD_OUTPUT"] = context.outputPath }
         variables["FETCHD_HANDLER"] = context.handlerName
         variables["FETCHD_TRIGGER"] = context.trigger.rawValue
         variables["FETCHD_DEADLINE"] = String(Int(context.wallDeadline.timeIntervalSince1970))
@@ -99,7 +102,7 @@ public struct ExecHandler: FetchHandler {
         let detail = output.isEmpty ? "" : ": " + output
         switch status {
         case .exited(0):
-            if FileManager.default.fileExists(atPath: context.outputPath) {
+            if !writesSnapshot || FileManager.default.fileExists(atPath: context.outputPath) {
                 context.complete(.newData())
             } else {
                 context.complete(.failed(reason: "exited 0 (newData) but wrote nothing to FETCHD_OUTPUT"))

@@ -18,6 +18,15 @@ public struct FetchRunner: Sendable {
         public var interrupted: Bool
         /// Completions that were ignored (second or late calls).
         public var ignoredCompletions: Int
+
+        /// Creates an outcome (the runner does; so does a caller settling a result it got another way).
+        public init(completion: HandlerCompletion?, expired: Bool = false, interrupted: Bool = false,
+                    ignoredCompletions: Int = 0) {
+            self.completion = completion
+            self.expired = expired
+            self.interrupted = interrupted
+            self.ignoredCompletions = ignoredCompletions
+        }
     }
 
     private enum Event { case handlerReturned, completed, deadline, cancelled }

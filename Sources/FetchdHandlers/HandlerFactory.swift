@@ -14,7 +14,17 @@ public enum HandlerFactory {
                         killGrace: .milliseconds(Int64(killGraceSeconds * 1000)))
         case .http:
             makeHTTP(config, client: httpClient)
+        case .transfer:
+            // Transfers outlive any deadline, so the daemon runs them with `BackgroundTransfer`;
+            // reaching here is a daemon bug, reported as a failure rather than a crash.
+            Refusing(reason: "a transfer cannot run as a fetch handler; it runs as a background transfer")
         }
+    }
+
+    /// Completes every fetch as failed, for the reason given.
+    private struct Refusing: FetchHandler {
+        let reason: String
+        func performFetch(context: FetchContext) async { context.complete(.failed(reason: reason)) }
     }
 
     private static func makeHTTP(_ config: HandlerConfig, client: HTTPClient) -> HTTPHandler {

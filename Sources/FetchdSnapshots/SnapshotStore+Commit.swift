@@ -30,8 +30,11 @@ extension SnapshotStore {
     /// Checks and hashes a staged file and names its version. Runs outside any batch (and off the
     /// coordinator), so hashing a large snapshot delays no one else.
     ///
-    /// `template` supplies everything but `version`, `bytes` and `sha256`, which are computed here.
-    public func prepare(stagedFile: String, handler: String, template: SnapshotMetadata, retain: Int) throws -> Prepared {
+    /// `template` supplies everything but `version`, `bytes` and `sha256`, which are computed here,
+    /// unless `knownDigest` gives them (a transfer hashed its file while downloading it; its size
+    /// is checked again here, so a file changed since cannot be published under that digest).
+    public func prepare(stagedFile: String, handler: String, template: SnapshotMetadata, retain: Int,
+                        knownDigest: (sha256: String, bytes: Int)? = nil) throws -> Prepared {
         // Only a regular file is published: a handler that put a symlink at FETCHD_OUTPUT
         // could otherwise make fetchd publish (and chmod) any file it can read.
         var info = stat()
@@ -39,7 +42,8 @@ extension SnapshotStore {
             discard(stagedFile: stagedFile)
             throw DurableFile.Failure(operation: "publish (not a regular file)", path: stagedFile, code: EINVAL)
         }
-        let (digest, bytes) = try Self.sha256(ofFile: stagedFile)
+        let (digest, bytes) = try knownDigest.flatMap { $0.bytes == Int(info.st_size) ? $0 : nil }
+            ?? Self.sha256(ofFile: stagedFile)
         if let latest = latest(of: handler), latest.sha256 == digest, latest.bytes == bytes {
             discard(stagedFile: stagedFile)
             return .unchanged(latest)

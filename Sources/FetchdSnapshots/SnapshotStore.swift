@@ -13,6 +13,8 @@ import Synchronization
 /// <cache>/<handler>/versions/00000042-20261121T083012Z/content
 /// <cache>/<handler>/versions/00000042-20261121T083012Z/meta.json
 /// <cache>/<handler>/.staging/            (work in progress, never read by others)
+/// <cache>/<handler>/.transfer/           (a background transfer's partial download; kept
+///                                         across restarts, so it resumes)
 /// ```
 ///
 /// A version directory is assembled under a hidden name and renamed into `versions/` only
@@ -64,6 +66,14 @@ public final class SnapshotStore: Sendable {
         let staging = "\(directory(of: handler))/.staging"
         try DurableFile.makeDirectory(staging, mode: 0o700)
         return "\(staging)/\(UUID().uuidString.lowercased())"
+    }
+
+    /// The folder of `handler`'s partial background transfer, created when missing. Unlike
+    /// `.staging` it survives a restart: its content is the transfer's progress.
+    public func transferDirectory(for handler: String) throws(DurableFile.Failure) -> String {
+        let directory = "\(directory(of: handler))/.transfer"
+        try DurableFile.makeDirectory(directory, mode: 0o700)
+        return directory
     }
 
     /// Removes a staged file that will not be committed (failed or expired fetch).
@@ -130,18 +140,7 @@ public final class SnapshotStore: Sendable {
             hasher.update(data: chunk)
             bytes += chunk.count
         }
-        return (hex(hasher.finalize()), bytes)
-    }
-
-    /// Lower-case hex of `bytes` (String(format:) per byte was a measurable share of a commit).
-    static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: text, as: UTF8.self)
+        return (HexText.lowercase(hasher.finalize()), bytes)
     }
 
     static func versionName(sequence: Int, at date: Date) -> String {

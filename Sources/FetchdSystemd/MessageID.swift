@@ -5,6 +5,8 @@ public enum MessageID {
     public static let fetchFinished = "6ef5c4eb31784cb68e07fb5cf7b70cd8"
     /// A fetch ran past its deadline and was stopped.
     public static let deadlineExpired = "9d3188ae58c5426fbb90ddb00519981b"
+    /// A background transfer ended: finished, failed, or (with `result=paused`) paused.
+    public static let transferFinished = "3f1c6b0e2a8d4e57b9c4d21f8e6a0b73"
     /// A configuration file was rejected (at start-up or reload).
     public static let configRejected = "182a1ce73ae244ce9d7d4633fdbb2131"
     /// The daemon finished starting and is ready.

@@ -36,6 +36,16 @@ struct Status: ParsableCommand {
             print("\ndeferred until their conditions hold (fetchctl fetch still runs them):")
             waiting.forEach { print("  \($0.name): \($0.waitingFor ?? "")") }
         }
+        let transfers = status.handlers.filter { $0.transfer != nil }
+        if !transfers.isEmpty {
+            print("\ntransfers (fetchctl transfers for more):")
+            for handler in transfers {
+                guard let transfer = handler.transfer else { continue }
+                let rate = transfer.bytesPerSecond.map { ", \(Transfers.bytes($0))/s" } ?? ""
+                let left = transfer.etaSeconds.map { ", \(Transfers.duration($0)) left" } ?? ""
+                print("  \(handler.name): \(Transfers.state(of: handler)), \(Transfers.progress(transfer))\(rate)\(left)")
+            }
+        }
         let pushes = status.handlers.filter { $0.pendingPushAt != nil }
         if !pushes.isEmpty {
             print("\npending pushes (over push_limit, coalesced into one fetch):")

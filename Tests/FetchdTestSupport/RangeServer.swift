@@ -1,0 +1,146 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real HTTP/1.1 server on 127.0.0.1 (Python, threaded) serving one file with byte ranges and
+/// `If-Range`, for background-transfer tests. Started per test; `stop()` kills it.
+///
+/// Control routes (GET): `/mode/range` (default) and `/mode/norange` (ignore Range, always 200);
+/// `/serve/NAME` (serve `NAME` from the folder: the resource "changes"); `/rate/N` (send at most
+/// N bytes per second, 0 = unlimited); `/fail/N` (the next N requests of the file get 503);
+/// `/stats` (JSON: `sent` body bytes written in all, `requests`: `[range start or -1, status]`).
+/// The file is `/file`; its ETag is derived from its name and size, so serving another file
+/// changes it.
+public final class RangeServer: Sendable {
+    /// The port it listens on.
+    public let port: Int
+    private let pid: pid_t
+
+    /// The script; argv: folder, first file name.
+    static let script = #"""
+        import http.server, json, os, socketserver, sys, threading, time
+        folder, current = sys.argv[1], [sys.argv[2]]
+        mode, rate, fail = ["range"], [0], [0]
+        lock = threading.Lock()
+        stats = {"sent": 0, "requests": []}
+        class H(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            def log_message(self, *a): pass
+            def small(self, code, body=b"", headers={}):
+                self.send_response(code)
+                for k, v in headers.items(): self.send_header(k, v)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            def do_GET(self):
+                parts = self.path.strip("/").split("/")
+                if parts[0] == "mode": mode[0] = parts[1]; return self.small(200, b"ok")
+                if parts[0] == "serve": current[0] = parts[1]; return self.small(200, b"ok")
+                if parts[0] == "rate": rate[0] = int(parts[1]); return self.small(200, b"ok")
+                if parts[0] == "fail": fail[0] = int(parts[1]); return self.small(200, b"ok")
+                if parts[0] == "stats":
+                    with lock: return self.small(200, json.dumps(stats).encode())
+                if parts[0] != "file": return self.small(404, b"no such route")
+                path = os.path.join(folder, current[0])
+                size = os.path.getsize(path)
+                etag = '"%s-%d"' % (current[0], size)
+                start, status = 0, 200
+                wanted = self.headers.get("Range")
+                if wanted and mode[0] == "range" and self.headers.get("If-Range", etag) == etag:
+                    start = int(wanted.split("=")[1].split("-")[0])
+                    status = 206
+                with lock:
+                    stats["requests"].append([start if wanted else -1, status])
+                    failing = fail[0] > 0
+                    if failing: fail[0] -= 1
+                if failing: return self.small(503, b"<html>busy, try later</html>" * 100, {"Retry-After": "1"})
+                if status == 206 and start >= size:
+                    return self.small(416, b"", {"Content-Range": "bytes */%d" % size})
+                self.send_response(status)
+                self.send_header("ETag", etag)
+                self.send_header("Content-Type", "application/octet-stream")
+                self.send_header("Content-Length", str(size - start))
+                if status == 206: self.send_header("Content-Range", "bytes %d-%d/%d" % (start, size - 1, size))
+                self.end_headers()
+                with open(path, "rb") as f:
+                    f.seek(start)
+                    began = time.monotonic(); sent = 0
+                    while True:
+                        chunk = f.read(64 * 1024)
+                        if not chunk: break
+                        try:
+                            self.wfile.write(chunk)
+                        except OSError:
+                            return
+                        sent += len(chunk)
+                        with lock: stats["sent"] += len(chunk)
+                        if rate[0] > 0:
+                            ahead = sent / rate[0] - (time.monotonic() - began)
+                            if ahead > 0: time.sleep(ahead)
+        class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
+            daemon_threads = True
+        server = S(("127.0.0.1", 0), H)
+        print(server.server_address[1], flush=True)
+        server.serve_forever()
+        """#
+
+    /// Starts a server for `file` in `folder`.
+    public init(folder: String, file: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", Self.script, folder, file]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            process.terminate()
+            throw POSIXError(.EPROTO)
+        }
+        self.port = port
+        pid = process.processIdentifier
+    }
+
+    /// The file's URL.
+    public var url: String { "http://127.0.0.1:\(port)/file" }
+
+    /// Calls a control route, e.g. `control("mode/norange")`; returns its body. (A plain socket:
+    /// Foundation's URL loading is not what is under test.)
+    @discardableResult
+    public func control(_ route: String) throws -> Data {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.EIO) }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+        let request = Array("GET /\(route) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
+        guard send(fd, request, request.count, 0) == request.count else { throw POSIXError(.EIO) }
+        var response: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            response += buffer[..<count]
+        }
+        guard let end = response.firstRange(of: Array("\r\n\r\n".utf8)) else { throw POSIXError(.EPROTO) }
+        return Data(response[end.upperBound...])
+    }
+
+    /// Body bytes sent in all, and each request's range start (-1: none) and status.
+    public func stats() throws -> (sent: Int, requests: [(start: Int, status: Int)]) {
+        let object = try JSONSerialization.jsonObject(with: control("stats")) as? [String: Any] ?? [:]
+        let requests = (object["requests"] as? [[Int]] ?? []).map { ($0[0], $0[1]) }
+        return (object["sent"] as? Int ?? 0, requests)
+    }
+
+    /// Kills the server.
+    public func stop() { kill(pid, SIGKILL) }
+}
