@@ -13,7 +13,7 @@ TEST_PACKAGES := systemd dbus dbus-daemon python3-dbus python3-gi procps util-li
 RUN_DIR := $(CURDIR)/.fetchd
 BIN_DIR = $(shell $(SWIFT) build --show-bin-path)
 
-.PHONY: all deps test-deps install-packages build run status test bench-http bench-planner fuzz torture install clean
+.PHONY: all deps test-deps install-packages build run status test bench-http bench-transfer bench-planner fuzz torture install clean
 
 all: build
 
@@ -67,6 +67,14 @@ bench-http: deps
 	$(SWIFT) build -c release --product fetchd
 	python3 bench/http_bench.py --bin-dir $$($(SWIFT) build -c release --show-bin-path) \
 		--json bench/results/http-$$(date +%Y%m%d).json $(BENCH_ARGS)
+
+# One background transfer of a 1 GiB file served by nginx on loopback against `curl -o`
+# (see bench/transfer_bench.py). BENCH_ARGS="--size-mib 256 --repeat 2" for a shorter run.
+bench-transfer: deps
+	@$(MAKE) --no-print-directory install-packages PACKAGES="nginx-light curl"
+	$(SWIFT) build -c release --product fetchd
+	python3 bench/transfer_bench.py --bin-dir $$($(SWIFT) build -c release --show-bin-path) \
+		--json bench/results/transfer-$$(date +%Y%m%d).json $(BENCH_ARGS)
 
 # The usage planner on the synthetic traces (fetchctl simulate), and planning time per decision;
 # then the bound: what a policy that knows each habit's true time and jitter could reach.

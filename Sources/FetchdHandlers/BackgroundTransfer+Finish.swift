@@ -86,6 +86,7 @@ extension BackgroundTransfer {
             details["status"] = String(response.status)
             details["final_url"] = response.effectiveURL
             if let version = response.httpVersion { details["http_version"] = version }
+            details["download_ms"] = String(response.totalMilliseconds)
             details["downloaded_bytes"] = String(response.bodyOffset == nil ? 0 : onDisk - (response.bodyOffset ?? 0))
             // The validators of the file now in hand, for the next transfer's conditional request.
             details[HTTPHandler.etagKey] = response.headers["etag"] ?? ""

@@ -60,6 +60,19 @@ final class DaemonProcess {
         return stopped
     }
 
+    /// SIGKILLs the daemon (no chance to clean up) and starts it again on the same files; returns
+    /// what the killed run logged. Waits by polling, blocking no thread of the shared pool.
+    @discardableResult
+    func killAndRestart() async throws -> String {
+        kill(process.processIdentifier, SIGKILL)
+        _ = await waitUntil(timeoutSeconds: 30) { !process.isRunning }
+        let log = stopAndReadLog().log
+        process = Process()
+        logPipe = Pipe()
+        try await start()
+        return log
+    }
+
     /// Sends SIGTERM and waits; returns the exit status and everything the daemon logged.
     @discardableResult
     func stopAndReadLog() -> (status: Int32, log: String) {
