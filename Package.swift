@@ -68,7 +68,7 @@ let package = Package(
         .target(
             name: "FetchdHandlers",
             dependencies: [
-                "FetchdCore", "FetchdConfig", "CurlKit",
+                "FetchdCore", "FetchdConfig", "CurlKit", "CPosixShim",
                 // SHA-256 of a transfer, hashed while it downloads.
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Subprocess", package: "swift-subprocess"),

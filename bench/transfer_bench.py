@@ -10,7 +10,8 @@ Reported:
   as `download_ms` in the snapshot's meta.json; curl's process wall time) -- the target is
   fetchd >= 0.9x curl;
 - end to end: the whole `fetchd --once` (start-up, download, the SHA-256 catching up, publishing
-  the snapshot with its syncfs) against curl -o, which neither hashes nor syncs;
+  the snapshot with its syncfs) against curl -o, which neither hashes nor syncs, and against
+  `curl -o` followed by `sha256sum` (the same download, verified the usual way);
 - progress persistence: fetchd keeps no progress counter to write while downloading (the partial
   file's size is the progress; one small resume record is written per response), so its cost is
   measured as an interruption: fetchd is SIGKILLed half way and run again; the bytes downloaded in
@@ -58,8 +59,13 @@ def measure_curl(url, work, size):
     wall, code, _, err = run_measured(["curl", "--silent", "--show-error", "--fail", "-o", out, url])
     if code != 0 or os.path.getsize(out) != size:
         sys.exit(f"curl failed ({code}): {err[-2000:]}")
+    cpu = child_cpu() - before
+    # The same download verified the usual way: curl -o, then sha256sum.
+    hash_wall, code, _, err = run_measured(["sha256sum", out])
+    if code != 0:
+        sys.exit(f"sha256sum failed ({code}): {err[-2000:]}")
     os.unlink(out)
-    return {"wall_s": wall, "cpu_s": child_cpu() - before}
+    return {"wall_s": wall, "cpu_s": cpu, "sha256sum_wall_s": hash_wall, "sha256sum_cpu_s": child_cpu() - before - cpu}
 
 def measure_interrupted(bin_dir, conf, work, size):
     """SIGKILL fetchd once the partial file is half the size, then run it again to the end."""
@@ -123,12 +129,18 @@ def main():
     result["download_rate_ratio"] = result["curl_wall_s"] / result["fetchd_download_s"]
     result["end_to_end_rate_ratio"] = result["curl_wall_s"] / result["fetchd_process_wall_s"]
     result["cpu_ratio"] = result["fetchd_process_cpu_s"] / result["curl_cpu_s"]
+    result["curl_sha256sum_wall_s"] = med(curl, "wall_s") + med(curl, "sha256sum_wall_s")
+    result["curl_sha256sum_cpu_s"] = med(curl, "cpu_s") + med(curl, "sha256sum_cpu_s")
+    result["verified_rate_ratio"] = result["curl_sha256sum_wall_s"] / result["fetchd_process_wall_s"]
+    result["verified_cpu_ratio"] = result["fetchd_process_cpu_s"] / result["curl_sha256sum_cpu_s"]
     print(f"{mib:.0f} MiB on loopback, medians of {args.repeat}:")
     print(f"  curl -o:           {result['curl_wall_s']:.2f} s ({mib / result['curl_wall_s']:.0f} MiB/s), CPU {result['curl_cpu_s']:.2f} s")
     print(f"  fetchd download:   {result['fetchd_download_s']:.2f} s ({mib / result['fetchd_download_s']:.0f} MiB/s)"
           f"  -> rate {result['download_rate_ratio']:.2f}x curl's")
     print(f"  fetchd end to end: {result['fetchd_process_wall_s']:.2f} s (download + SHA-256 + publish with syncfs), "
           f"CPU {result['fetchd_process_cpu_s']:.2f} s -> rate {result['end_to_end_rate_ratio']:.2f}x, CPU {result['cpu_ratio']:.2f}x curl's")
+    print(f"  curl -o + sha256sum: {result['curl_sha256sum_wall_s']:.2f} s, CPU {result['curl_sha256sum_cpu_s']:.2f} s "
+          f"-> fetchd end to end: rate {result['verified_rate_ratio']:.2f}x, CPU {result['verified_cpu_ratio']:.2f}x")
     print(f"  killed at {interrupted['kept_at_kill'] / 2**20:.0f} MiB and resumed: {interrupted['bytes_downloaded_in_all'] / 2**20:.1f} MiB "
           f"downloaded in all, both runs {interrupted['both_runs_wall_s']:.2f} s")
     if args.json:

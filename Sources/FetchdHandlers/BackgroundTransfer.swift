@@ -142,7 +142,12 @@ public struct BackgroundTransfer: Sendable {
         request.caFile = caFile
         request.maxReceiveBytesPerSecond = maxBytesPerSecond
         request.lowSpeedSeconds = max(1, Int(stallSeconds))
-        request.receiveBufferBytes = Defaults.transferReceiveBufferBytes
+        // libcurl checks a rate limit only between bursts of up to 100 reads of its receive
+        // buffer, so with a large buffer a limited transfer takes megabytes at full speed first
+        // (curl issue 5788): a limit shrinks the buffer to keep each burst near a quarter second.
+        request.receiveBufferBytes = maxBytesPerSecond > 0
+            ? min(Defaults.transferReceiveBufferBytes, max(1024, maxBytesPerSecond / 400))
+            : Defaults.transferReceiveBufferBytes
         if offset == 0 {
             request.ifNoneMatch = currentValidators[HTTPHandler.etagKey]
             request.ifModifiedSince = currentValidators[HTTPHandler.lastModifiedKey]

@@ -33,7 +33,9 @@ struct Transfers: ParsableCommand {
         case .partial?:
             if let waiting = handler.waitingFor { return "paused: \(waiting)" }
             return "resumes " + TimeText.relative(handler.transfer?.resumesAt.map { max($0, Date()) })
-        case nil: return handler.waitingFor.map { "waiting: \($0)" } ?? "idle"
+        case nil:
+            if handler.running { return "queued: waiting for a slot (transfer_max_active)" }
+            return handler.waitingFor.map { "waiting: \($0)" } ?? "idle"
         }
     }
 

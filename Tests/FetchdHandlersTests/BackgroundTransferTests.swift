@@ -165,6 +165,28 @@ struct BackgroundTransferTests {
     }
 }
 
+extension BackgroundTransferTests {
+    /// `max_bytes_per_second` holds: an upper bound only (a slow machine only downloads less).
+    @Test func receiveRateLimitHolds() async throws {
+        defer { server.stop(); folder.remove() }
+        var limited = transfer()
+        limited.maxBytesPerSecond = 400_000
+        let progress = ProgressBox()
+        let files = self.files
+        let started = ContinuousClock.now
+        let task = Task { await limited.run(files: files) { progress.set($0) } }
+        #expect(await waitUntil(timeoutSeconds: 20) { (progress.get()?.bytesOnDisk ?? 0) > 0 })
+        try await Task.sleep(for: .seconds(2))
+        let bytes = progress.get()?.bytesOnDisk ?? 0
+        let seconds = Double((ContinuousClock.now - started) / .milliseconds(1)) / 1000
+        task.cancel()
+        _ = await task.value
+        // libcurl averages the rate; one receive buffer may arrive before it throttles.
+        #expect(Double(bytes) <= 400_000 * seconds + Double(Defaults.transferReceiveBufferBytes),
+                "\(bytes) bytes in \(seconds) s at 400 kB/s")
+    }
+}
+
 /// Holds the progress a transfer reports, for a test to watch.
 final class ProgressBox: @unchecked Sendable {
     private let lock = NSLock()
