@@ -32,10 +32,10 @@ extension FetchCoordinator {
             outcome = .failed(reason: "cannot prepare the transfer folder: \(error)", details: [:], keptBytes: 0)
         }
         transferBoard.end(name)
-        transferLimiter.release()
         let item: ResultCommitter.Item
         switch outcome {
         case .interrupted(let kept):
+            transferLimiter.release()
             let why = pause.reason ?? "fetchd is stopping"
             if let reason = pause.reason { deferredReasons[name] = reason }
             logger.info("\(name): transfer paused at \(kept) bytes: \(why); it resumes from there",
@@ -58,6 +58,8 @@ extension FetchCoordinator {
         let record = await committer.commit(item)
         // The partial file became the snapshot (or was dropped): its resume record goes with it.
         if !FileManager.default.fileExists(atPath: files.partial) { unlink(files.record) }
+        // The slot covers publishing too (a large file's syncfs), not on_complete.
+        transferLimiter.release()
         plans[name] = nil
         let published = record.version.map { "\(snapshots.directory(of: name))/versions/\($0)/content" }
         log(record, snapshot: published, messageID: MessageID.transferFinished)

@@ -93,18 +93,23 @@ final class DaemonProcess {
 
     /// `fetchctl(_:)` without blocking a thread of the shared pool while it runs.
     func fetchctlWithoutBlocking(_ arguments: [String]) async throws -> (status: Int32, output: String) {
-        let outputFile = directory.file("fetchctl-\(UUID().uuidString).out")
+        try await Self.runWithoutBlocking(TestBinaries.path(of: "fetchctl"), arguments + ["--socket", socketPath])
+    }
+
+    /// `run(_:_:)` without blocking a thread of the shared pool: waits for the program by polling.
+    static func runWithoutBlocking(_ program: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+        let outputFile = NSTemporaryDirectory() + "/fetchd-run-\(UUID().uuidString).out"
         _ = FileManager.default.createFile(atPath: outputFile, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: outputFile) }
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputFile))
         let child = Process()
-        child.executableURL = URL(fileURLWithPath: TestBinaries.path(of: "fetchctl"))
-        child.arguments = arguments + ["--socket", socketPath]
+        child.executableURL = URL(fileURLWithPath: program)
+        child.arguments = arguments
         child.standardOutput = output
         child.standardError = output
         try child.run()
         try output.close()
-        _ = await waitUntil(timeoutSeconds: 60) { !child.isRunning }
+        _ = await waitUntil(timeoutSeconds: 300) { !child.isRunning }
         child.waitUntilExit()
         return (child.terminationStatus, try String(contentsOfFile: outputFile, encoding: .utf8))
     }

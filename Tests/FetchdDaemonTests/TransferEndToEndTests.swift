@@ -16,15 +16,17 @@ struct TransferEndToEndTests {
     static let mebibyte = 1024 * 1024
 
     /// `bytes` of random data in `folder/name`; returns its SHA-256.
-    private func makeSource(in folder: TemporaryDirectory, name: String, mebibytes: Int) throws -> String {
+    /// (Programs run by polling: this suite runs beside suites that time things, and the shared
+    /// pool has two threads.)
+    private func makeSource(in folder: TemporaryDirectory, name: String, mebibytes: Int) async throws -> String {
         let file = folder.file(name)
-        let result = try DaemonProcess.run("/bin/sh", ["-c", "head -c \(mebibytes)M /dev/urandom > '\(file)'"])
+        let result = try await DaemonProcess.runWithoutBlocking("/bin/sh", ["-c", "head -c \(mebibytes)M /dev/urandom > '\(file)'"])
         #expect(result.status == 0, "\(result.output)")
-        return try sha256(of: file)
+        return try await sha256(of: file)
     }
 
-    private func sha256(of path: String) throws -> String {
-        String(try DaemonProcess.run("/usr/bin/sha256sum", [path]).output.prefix(64))
+    private func sha256(of path: String) async throws -> String {
+        String(try await DaemonProcess.runWithoutBlocking("/usr/bin/sha256sum", [path]).output.prefix(64))
     }
 
     private func size(of path: String) -> Int {
@@ -47,7 +49,7 @@ struct TransferEndToEndTests {
     @Test func sigkillsDuringA200MiBDownloadLoseNothingAndDownloadItOnce() async throws {
         let source = try TemporaryDirectory("fetchd-transfer-source")
         defer { source.remove() }
-        let digest = try makeSource(in: source, name: "big.bin", mebibytes: 200)
+        let digest = try await makeSource(in: source, name: "big.bin", mebibytes: 200)
         let server = try RangeServer(folder: source.path, file: "big.bin")
         defer { server.stop() }
         try server.control("rate/40000000")  // about 5 s in all: room for kills in the middle
@@ -64,7 +66,7 @@ struct TransferEndToEndTests {
         let content = daemon.cachePath + "/big/latest/content"
         #expect(await waitUntil(timeoutSeconds: 180) { FileManager.default.fileExists(atPath: content) },
                 "the download never finished after the kills")
-        #expect(try sha256(of: content) == digest, "the resumed file is not byte-identical")
+        #expect(try await sha256(of: content) == digest, "the resumed file is not byte-identical")
         #expect(!FileManager.default.fileExists(atPath: partial), "the partial file became the snapshot")
 
         let stats = try server.stats()
@@ -85,7 +87,7 @@ struct TransferEndToEndTests {
     @Test func meteredNetworkPausesARunningTransferAndUnmeteredResumesIt() async throws {
         let source = try TemporaryDirectory("fetchd-transfer-source")
         defer { source.remove() }
-        let digest = try makeSource(in: source, name: "big.bin", mebibytes: 12)
+        let digest = try await makeSource(in: source, name: "big.bin", mebibytes: 12)
         let server = try RangeServer(folder: source.path, file: "big.bin")
         defer { server.stop() }
         try server.control("rate/2000000")
@@ -123,8 +125,8 @@ struct TransferEndToEndTests {
         try await manager.send("metered 2")
         let content = daemon.cachePath + "/big/latest/content"
         #expect(await waitUntil(timeoutSeconds: 60) { FileManager.default.fileExists(atPath: copy) }, "never finished")
-        #expect(try sha256(of: content) == digest)
-        #expect(try sha256(of: copy) == digest, "on_complete got the finished file's path")
+        #expect(try await sha256(of: content) == digest)
+        #expect(try await sha256(of: copy) == digest, "on_complete got the finished file's path")
         let requests = try server.stats().requests
         #expect(requests.count == 2 && requests[1].status == 206 && requests[1].start == pausedAt, "\(requests)")
 
@@ -132,6 +134,38 @@ struct TransferEndToEndTests {
         #expect(exit == 0, "\(log)")
         #expect(log.contains("big: transfer paused at \(pausedAt) bytes: waiting for an unmetered network"), "\(log)")
         #expect(log.contains("big: on_complete finished"), "\(log)")
+    }
+
+    @Test func transferMaxActiveRunsOneTransferAtATime() async throws {
+        let source = try TemporaryDirectory("fetchd-transfer-source")
+        defer { source.remove() }
+        let digest = try await makeSource(in: source, name: "big.bin", mebibytes: 3)
+        let server = try RangeServer(folder: source.path, file: "big.bin")
+        defer { server.stop() }
+        try server.control("rate/3000000")
+        let handlers = ["one", "two"].map {
+            Self.handler(url: server.url, sha256: digest).replacingOccurrences(of: "name = \"big\"", with: "name = \"\($0)\"")
+        }
+        let daemon = try DaemonProcess(handlers: handlers.joined(separator: "\n"), heartbeat: "1h",
+                                       extraMain: "transfer_max_active = 1")
+        try await daemon.start()
+        let partial = { (name: String) in daemon.cachePath + "/\(name)/.transfer/partial" }
+        let content = { (name: String) in daemon.cachePath + "/\(name)/latest/content" }
+        // Whichever starts first must be published before the other's partial file appears.
+        var overlapped = false
+        let bothDone = await waitUntil(timeoutSeconds: 60) {
+            let growing = ["one", "two"].filter {
+                FileManager.default.fileExists(atPath: partial($0)) && !FileManager.default.fileExists(atPath: content($0))
+            }
+            if growing.count > 1 { overlapped = true }
+            return FileManager.default.fileExists(atPath: content("one")) && FileManager.default.fileExists(atPath: content("two"))
+        }
+        #expect(bothDone, "both transfers finish, one after the other")
+        #expect(!overlapped, "two transfers ran at once with transfer_max_active = 1")
+        let digests = (try await sha256(of: content("one")), try await sha256(of: content("two")))
+        #expect(digests.0 == digest && digests.1 == digest)
+        let (exit, log) = await daemon.stopWithoutBlocking()
+        #expect(exit == 0, "\(log)")
     }
 
     /// Polls an awaiting condition every 300 ms, at most 30 s.
