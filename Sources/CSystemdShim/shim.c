@@ -1,5 +1,8 @@
 #include "CSystemdShim.h"
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 int fetchd_bus_open(int user, sd_bus **bus) {
@@ -60,27 +63,63 @@ int fetchd_bus_stop_unit(sd_bus *bus, const char *unit_name, char *error_text, s
     return r;
 }
 
-int fetchd_bus_open_with_timeout(int user, uint64_t method_timeout_usec, sd_bus **bus) {
-    int r = fetchd_bus_open(user, bus);
-    if (r < 0) return r;
-    r = sd_bus_set_method_call_timeout(*bus, method_timeout_usec);
-    if (r < 0) *bus = sd_bus_flush_close_unref(*bus);
-    return r;
+// Waits until `bus` has authenticated and said Hello, for at most `timeout_usec`. sd-bus would
+// wait for that inside the first blocking call, under its own fixed authentication timeout
+// (90 s), whatever the method call timeout: a bus that accepts and never answers would hold the
+// caller that long.
+static int wait_until_ready(sd_bus *bus, uint64_t timeout_usec) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    uint64_t start = (uint64_t)now.tv_sec * 1000000ULL + (uint64_t)now.tv_nsec / 1000ULL;
+    for (;;) {
+        int r = sd_bus_is_ready(bus);
+        if (r != 0) return r < 0 ? r : 0;
+        while ((r = sd_bus_process(bus, NULL)) > 0) {}
+        if (r < 0) return r;
+        if (sd_bus_is_ready(bus) > 0) return 0;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        uint64_t elapsed = (uint64_t)now.tv_sec * 1000000ULL + (uint64_t)now.tv_nsec / 1000ULL - start;
+        if (elapsed >= timeout_usec) return -ETIMEDOUT;
+        r = sd_bus_wait(bus, timeout_usec - elapsed);
+        if (r < 0) return r;
+    }
 }
 
-int fetchd_bus_open_address(const char *address, uint64_t method_timeout_usec, sd_bus **bus) {
+// A bus client on `address` with every timeout set before it starts, ready when this returns.
+static int open_ready(const char *address, uint64_t method_timeout_usec, sd_bus **bus) {
     sd_bus *opened = NULL;
     int r = sd_bus_new(&opened);
     if (r >= 0) r = sd_bus_set_address(opened, address);
     if (r >= 0) r = sd_bus_set_bus_client(opened, 1);
     if (r >= 0) r = sd_bus_set_method_call_timeout(opened, method_timeout_usec);
     if (r >= 0) r = sd_bus_start(opened);
+    if (r >= 0) r = wait_until_ready(opened, method_timeout_usec);
     if (r < 0) {
-        sd_bus_flush_close_unref(opened);
+        sd_bus_close_unref(opened);  // not flush: the peer may not be reading
         return r;
     }
     *bus = opened;
-    return r;
+    return 0;
+}
+
+int fetchd_bus_open_with_timeout(int user, uint64_t method_timeout_usec, sd_bus **bus) {
+    if (user) {
+        // The user bus: $DBUS_SESSION_BUS_ADDRESS, else the socket in $XDG_RUNTIME_DIR.
+        const char *address = getenv("DBUS_SESSION_BUS_ADDRESS");
+        if (address && *address) return open_ready(address, method_timeout_usec, bus);
+        const char *runtime = getenv("XDG_RUNTIME_DIR");
+        if (!runtime || !*runtime) return -ENOMEDIUM;
+        char path[4096];
+        if (snprintf(path, sizeof(path), "unix:path=%s/bus", runtime) >= (int)sizeof(path)) return -ENAMETOOLONG;
+        return open_ready(path, method_timeout_usec, bus);
+    }
+    // The system bus, as sd_bus_open_system finds it.
+    const char *address = getenv("DBUS_SYSTEM_BUS_ADDRESS");
+    return open_ready(address && *address ? address : "unix:path=/run/dbus/system_bus_socket", method_timeout_usec, bus);
+}
+
+int fetchd_bus_open_address(const char *address, uint64_t method_timeout_usec, sd_bus **bus) {
+    return open_ready(address, method_timeout_usec, bus);
 }
 
 int fetchd_bus_add_match(sd_bus *bus, const char *rule, sd_bus_message_handler_t handler, void *userdata) {

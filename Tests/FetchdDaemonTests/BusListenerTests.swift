@@ -4,6 +4,10 @@ import Foundation
 import Synchronization
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The sd-bus wrapper on its own, against a private dbus-daemon and the fake logind: match
 /// rules, signals with a property map, method calls with arguments, variants, D-Bus errors,
 /// closing. (The session watcher uses it for logind; the same calls serve any service that
@@ -92,6 +96,33 @@ struct BusListenerTests {
             Issue.record("connected to a bus that does not exist")
         } catch {
             #expect(error.description.contains("connect to the bus at unix:path="), "\(error)")
+        }
+    }
+
+    /// A "bus" that accepts the connection and never answers (a hung dbus-daemon): connecting
+    /// gives up at the call timeout. sd-bus alone would wait out its 90 s authentication timeout
+    /// in the first call, and hold a watcher (and a graceful stop) that long.
+    @Test func aBusThatNeverAnswersTimesOutAtTheCallTimeout() throws {
+        let directory = try TemporaryDirectory("bus-hung")
+        defer { directory.remove() }
+        let path = directory.file("hung")
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in path.utf8.enumerated() where index < buffer.count - 1 { buffer[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0 && listen(fd, 8) == 0)
+        do throws(BusError) {
+            _ = try BusConnection(.address("unix:path=\(path)"), callTimeoutSeconds: 1)
+            Issue.record("a bus that never answered was taken as connected")
+        } catch {
+            #expect(error.description.contains("connect to the bus at unix:path="), "\(error)")
+            #expect(error.description.contains("timed out"), "\(error)")
         }
     }
 }
