@@ -26,8 +26,11 @@ public enum ConfigLoader {
     ///
     /// - Parameter requireMainFile: when false, a missing main file means "all defaults"
     ///   (the packaged default path); when true (an explicit `--config`), it is an error.
+    /// - Parameter readsSecrets: when false, secret files (`push_token_file`) are not read, only
+    ///   named: for tools that look at schedules and may not read the daemon's secrets.
     /// - Throws: `ConfigLoadError` when the main file is unreadable, unparseable or invalid.
-    public static func load(mainFile: String, requireMainFile: Bool = true) throws(ConfigLoadError) -> LoadedConfig {
+    public static func load(mainFile: String, requireMainFile: Bool = true,
+                            readsSecrets: Bool = true) throws(ConfigLoadError) -> LoadedConfig {
         var daemon = DaemonConfig()
         var mainDocument: ParsedDocument?
         if requireMainFile || FileManager.default.fileExists(atPath: mainFile) {
@@ -39,6 +42,7 @@ public enum ConfigLoader {
             daemon = DaemonConfig.read(from: &reader)
             guard reader.diagnostics.isEmpty else { throw ConfigLoadError(diagnostics: reader.diagnostics) }
         }
+        daemon.readsSecrets = readsSecrets
         let baseDirectory = PathName.directory(of: mainFile)
         let handlersDirectory = daemon.handlersDirectory.hasPrefix("/")
             ? daemon.handlersDirectory

@@ -42,6 +42,9 @@ public struct DaemonConfig: Sendable, Equatable {
     public var powerSupplyDirectory: String = Defaults.powerSupplyDirectory
     /// Whether the network counts as metered while NetworkManager is not on the system bus.
     public var networkMetered: Bool = Defaults.networkMetered
+    /// Whether handler files' secrets (`push_token_file`) are read; not a config key: false when
+    /// a tool loads the config only for its schedules (`fetchctl simulate --config`).
+    public var readsSecrets = true
     /// Background transfers running at once (`transfer_max_active`).
     public var transferMaxActive: Int = Defaults.transferMaxActive
     /// Bytes per second all transfers together receive at most (`transfer_max_bytes_per_second`; 0: no limit).

@@ -9,7 +9,7 @@ extension HandlerConfig {
     /// file that only the daemon's user can read keeps the secret apart (and works with
     /// systemd's `LoadCredential=`). A token file that group or others may read or write is
     /// refused, as ssh refuses such a private key.
-    mutating func readPushOptions(_ reader: inout TableReader) {
+    mutating func readPushOptions(_ reader: inout TableReader, readsSecrets: Bool) {
         if let text = reader.string("push_limit") {
             if let limit = PushLimit.parse(text) {
                 pushLimit = limit
@@ -17,7 +17,7 @@ extension HandlerConfig {
                 reader.report("push_limit", "\"\(text)\" is not a push limit; expected e.g. \"6/hour\", \"2/minute\", \"20/day\" or \"1/10s\" (1 to \(PushLimit.maxCount) per window of 1s to 1d)")
             }
         }
-        if let path = reader.string("push_token_file") {
+        if let path = reader.string("push_token_file"), readsSecrets {
             switch Self.readPushToken(path) {
             case .success(let token): pushToken = token
             case .failure(let problem): reader.report("push_token_file", problem.description)

@@ -147,7 +147,7 @@ public struct HandlerConfig: Sendable, Equatable {
         if let allow = reader.bool("allow_file_urls") { handler.allowFileURLs = allow }
         handler.readHTTPOptions(&reader)
         handler.readUsageOptions(&reader)
-        handler.readPushOptions(&reader)
+        handler.readPushOptions(&reader, readsSecrets: daemon.readsSecrets)
         handler.readConditionOptions(&reader)
         handler.readTransferOptions(&reader)
         if kind != nil {

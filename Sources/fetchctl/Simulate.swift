@@ -79,7 +79,7 @@ struct Simulate: ParsableCommand {
         var databasePath = DaemonConfig().databasePath
         if let config {
             let loaded: LoadedConfig
-            do { loaded = try ConfigLoader.load(mainFile: config) } catch {
+            do { loaded = try ConfigLoader.load(mainFile: config, readsSecrets: false) } catch {
                 throw CleanExit.failure("fetchctl: \(error.description)")
             }
             databasePath = loaded.daemon.databasePath

@@ -55,6 +55,26 @@ struct PushConfigTests {
         }
     }
 
+    /// `fetchctl simulate --config` loads schedules only: a token file it may not read (it runs as
+    /// a user, the file is the daemon's) must not make the handler invalid there.
+    @Test func aLoadWithoutSecretsNamesTheTokenFileButDoesNotReadIt() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = try tokenFile(in: folder, String(repeating: "b", count: 32), mode: 0o640)
+        let main = try folder.write("", to: "fetchd.toml")
+        try folder.write("""
+            [[handler]]
+            name = "feed"
+            kind = "exec"
+            command = ["/bin/true"]
+            push_token_file = "\(path)"
+            """, to: "handlers.d/feed.toml")
+        #expect(try ConfigLoader.load(mainFile: main).handler(named: "feed") == nil, "the daemon refuses it")
+        let schedules = try ConfigLoader.load(mainFile: main, readsSecrets: false)
+        #expect(schedules.diagnostics.isEmpty, "\(schedules.diagnostics)")
+        #expect(schedules.handler(named: "feed")?.pushToken == nil)
+    }
+
     @Test func listenAddressesAreIPLiteralsWithAPort() {
         #expect(ListenAddress.parse("127.0.0.1:8617") == ListenAddress(host: "127.0.0.1", port: 8617))
         #expect(ListenAddress.parse("[::1]:8617") == ListenAddress(host: "::1", port: 8617))
