@@ -11,7 +11,7 @@ extension HandlerConfig {
     ]
 
     /// Reads the transfer-only keys (`sha256`, `max_bytes_per_second`, `stall_timeout`,
-    /// `on_complete`) and gives a transfer its own size limit when `max_bytes` is not set.
+    /// `on_complete`) and gives a transfer its own defaults for `max_bytes` and `min_interval`.
     mutating func readTransferOptions(_ reader: inout TableReader) {
         if let digest = reader.string("sha256") {
             let lower = digest.lowercased()
@@ -30,7 +30,11 @@ extension HandlerConfig {
                 onComplete = command
             }
         }
-        if kind == .transfer, reader.table["max_bytes"] == nil { maxBytes = Defaults.transferMaxBytes }
+        if kind == .transfer {
+            if reader.table["max_bytes"] == nil { maxBytes = Defaults.transferMaxBytes }
+            // "As often as the daemon wakes" would download a large file every heartbeat.
+            if reader.table["min_interval"] == nil { minInterval = .seconds(Defaults.transferMinIntervalSeconds) }
+        }
     }
 
     /// Reports keys that do not belong to this handler's kind as far as transfers are concerned.

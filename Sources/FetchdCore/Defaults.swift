@@ -89,6 +89,8 @@ public enum Defaults {
     public static let transferMaxBytesPerSecond = 0
     /// The largest file a transfer accepts when its handler sets no `max_bytes`.
     public static let transferMaxBytes = 64 * 1024 * 1024 * 1024
+    /// The floor between two whole downloads of a transfer when its handler sets no `min_interval`.
+    public static let transferMinIntervalSeconds = 86_400.0
     /// A transfer that receives nothing for this long is interrupted, to resume later (`stall_timeout`).
     public static let transferStallSeconds = 60.0
     /// How long a transfer's `on_complete` command may run before it is stopped.
