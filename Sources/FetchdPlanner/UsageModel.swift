@@ -2,9 +2,10 @@ import Foundation
 
 /// When a handler's content gets used, learned from its usage events: a profile over the local
 /// time of day (5-minute bins) for each day of the week, blended with one for weekdays or
-/// weekends so that a habit seen on Monday already counts for Tuesday. Recent days weigh more
-/// (a half-life), so a new habit takes over within days and an old one fades. On top, the
-/// short-term signal: after a use, how likely another one follows within the hour.
+/// weekends so that a habit seen on Monday already counts for Tuesday (and, until a weekend has
+/// been seen, for Saturday). Recent days weigh more (a half-life), so a new habit takes over
+/// within days and an old one fades. On top, the short-term signal: after a use, how likely
+/// another one follows within the hour.
 ///
 /// Pure and deterministic: the daemon and `fetchctl simulate` run exactly this code.
 public struct UsageModel: Sendable {
@@ -81,9 +82,19 @@ public struct UsageModel: Sendable {
         let today = LocalTime(now, offsetSeconds: offset).dayNumber
         for day in firstDay...max(firstDay, today) {
             let noon = Date(timeIntervalSince1970: Double(day * 86_400 + 43_200 - offset))
-            daysByWeekday[((day % 7) + 7 + 3) % 7] += weight(noon)
+            daysByWeekday[Self.weekday(ofDay: day)] += weight(noon)
         }
-        let daysByKind = [daysByWeekday[0..<5].reduce(0, +), daysByWeekday[5..<7].reduce(0, +)]
+        var daysByKind = [daysByWeekday[0..<5].reduce(0, +), daysByWeekday[5..<7].reduce(0, +)]
+        // Until a whole day of a kind has passed, that kind borrows the other's profile: a new
+        // user's first weekend is planned on the weekdays' habits instead of as days without
+        // use (no fetch until max_staleness, the worst staleness of the early traces). Once one
+        // such day has passed, what it showed counts, no use at all included.
+        var seen = [false, false]
+        for day in firstDay..<max(firstDay, today) { seen[Self.weekday(ofDay: day) >= 5 ? 1 : 0] = true }
+        for kind in 0..<2 where !seen[kind] && seen[1 - kind] {
+            byKind[kind] = byKind[1 - kind]
+            daysByKind[kind] = daysByKind[1 - kind]
+        }
         var blended = byWeekday
         for weekday in 0..<7 {
             let kind = weekday >= 5 ? 1 : 0
@@ -95,6 +106,9 @@ public struct UsageModel: Sendable {
         }
         return blended
     }
+
+    /// The weekday (0 = Monday) of a day number (days since 1970-01-01, a Thursday).
+    static func weekday(ofDay day: Int) -> Int { ((day % 7) + 7 + 3) % 7 }
 
     /// The share of sessions followed by another within the hour (the short-term signal).
     public var followUpShare: Double {
