@@ -33,8 +33,12 @@ public actor FetchCoordinator {
     /// The usage planner's latest decision per learning handler, and when it was made;
     /// dropped when the handler is used or fetched.
     var plans: [String: (decision: FetchPlanner.Decision, floor: Date, madeAt: Date)] = [:]
-    /// When each handler's latest fetch finished.
-    private var finishedAt: [String: Date] = [:]
+    /// Handlers whose last attempt is dated after now (the wall clock was stepped back): that
+    /// attempt's date, and when this was first seen (`schedulingStates(now:)`).
+    var clockStepSeen: [String: (recorded: Date, seenAt: Date)] = [:]
+    /// When each handler's latest fetch finished, on the monotonic clock (a wall clock stepped
+    /// back would make a fetch hours ago look recent).
+    private var finishedAt: [String: ContinuousClock.Instant] = [:]
     /// Handlers running now, with the callers waiting for their result.
     private var running: [String: [CheckedContinuation<FetchRecord, Never>]] = [:]
     /// Handlers whose deferred push a wake has taken and whose fetch has not finished: a second
@@ -68,7 +72,7 @@ public actor FetchCoordinator {
     /// Whether `name` is running or finished less than `seconds` ago (its own program's file
     /// accesses may still be arriving from inotify).
     func ranRecently(_ name: String, within seconds: Double = 2) -> Bool {
-        running[name] != nil || finishedAt[name].map { Date().timeIntervalSince($0) < seconds } ?? false
+        running[name] != nil || finishedAt[name].map { ContinuousClock.now - $0 < .milliseconds(Int64(seconds * 1000)) } ?? false
     }
 
     /// libcurl's connection caps, from the same settings as the slots.
@@ -81,7 +85,7 @@ public actor FetchCoordinator {
     /// Returns the records of the fetches it ran.
     @discardableResult
     public func runDue(trigger: FetchTrigger = .timer, now: Date = Date()) async -> [FetchRecord] {
-        let states = (try? state.allStates()) ?? [:]
+        let states = schedulingStates(now: now)
         refreshPower()
         let globalUse = globalBudgetUse(now: now)
         let planned = plannedDates(now: now, globalUse: .some(globalUse))
@@ -150,7 +154,7 @@ public actor FetchCoordinator {
     /// When the scheduler should wake next. Deferred handlers (conditions unmet) do not count:
     /// they would ask for a wake now, again and again; a change of conditions wakes them.
     public func nextWake(now: Date = Date()) -> Date {
-        let states = (try? state.allStates()) ?? [:]
+        let states = schedulingStates(now: now)
         let waiting = config.handlers.filter { running[$0.name] == nil && unmetConditions($0) == nil }
         let wake = Scheduler.nextWake(waiting, states: states, now: now,
                                       heartbeatSeconds: config.daemon.heartbeatSeconds, planned: plannedDates(now: now))
@@ -187,7 +191,7 @@ public actor FetchCoordinator {
             if !Task.isCancelled { finish(deferred) }
         }
         let waiters = running.removeValue(forKey: name) ?? []
-        finishedAt[name] = Date()
+        finishedAt[name] = ContinuousClock.now
         waiters.forEach { $0.resume(returning: record) }
         return record
     }
