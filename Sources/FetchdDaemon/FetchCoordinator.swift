@@ -33,6 +33,11 @@ public actor FetchCoordinator {
     /// The usage planner's latest decision per learning handler, and when it was made;
     /// dropped when the handler is used or fetched.
     var plans: [String: (decision: FetchPlanner.Decision, floor: Date, madeAt: Date)] = [:]
+    /// Handlers a wake has taken and not yet started (they wait for its window of tasks or for a
+    /// slot): a wake that begins meanwhile must not take them again, nor count them as overdue.
+    /// Without this, a long wake (thousands of due handlers) was joined every half second by
+    /// another holding its own copy of them all.
+    var takenByWake: Set<String> = []
     /// Handlers whose last attempt is dated after now (the wall clock was stepped back): that
     /// attempt's date, and when this was first seen (`schedulingStates(now:)`).
     var clockStepSeen: [String: (recorded: Date, seenAt: Date)] = [:]
@@ -92,7 +97,7 @@ public actor FetchCoordinator {
         // Handlers whose conditions (network, power) do not hold are deferred, not skipped: they
         // stay due, and a wake when the conditions change (or the next heartbeat) runs them.
         let eligible = Scheduler.due(config.handlers, states: states, now: now, planned: planned,
-                                     floors: plannedFloors()).filter { running[$0.name] == nil }
+                                     floors: plannedFloors()).filter { running[$0.name] == nil && !takenByWake.contains($0.name) }
         var due = withinGlobalBudget(holdingConditions(eligible), planned: planned, globalUse: globalUse)
         // Deferred pushes whose time has come run as push fetches, with their data.
         let pushes = takeDuePushes(now: now)
@@ -102,6 +107,9 @@ public actor FetchCoordinator {
         }
         guard !due.isEmpty else { return [] }
         logger.debug("wake: \(due.count) handler(s) due: \(due.map(\.name).joined(separator: ", "))")
+        let taken = Set(due.map(\.name))
+        takenByWake.formUnion(taken)
+        defer { takenByWake.subtract(taken) }  // any not started (shutdown) are free again
         // A bounded window of tasks, not one per due handler: ten thousand due handlers would
         // otherwise hold ten thousand suspended tasks. Hosts are interleaved first, so the
         // window never fills with the fetches of one host waiting for that host's slots.
@@ -155,7 +163,9 @@ public actor FetchCoordinator {
     /// they would ask for a wake now, again and again; a change of conditions wakes them.
     public func nextWake(now: Date = Date()) -> Date {
         let states = schedulingStates(now: now)
-        let waiting = config.handlers.filter { running[$0.name] == nil && unmetConditions($0) == nil }
+        let waiting = config.handlers.filter {
+            running[$0.name] == nil && !takenByWake.contains($0.name) && unmetConditions($0) == nil
+        }
         let wake = Scheduler.nextWake(waiting, states: states, now: now,
                                       heartbeatSeconds: config.daemon.heartbeatSeconds, planned: plannedDates(now: now))
         return min(wake, nextPushDue() ?? .distantFuture)
@@ -176,6 +186,7 @@ public actor FetchCoordinator {
     private func fetch(_ handler: HandlerConfig, trigger: FetchTrigger, state: HandlerState??,
                        pushData: String? = nil, deferred: PendingPush? = nil) async -> FetchRecord {
         let name = handler.name
+        takenByWake.remove(name)  // started: `running` covers it from here
         let trigger = deferred == nil ? trigger : .push
         var state = state
         while running[name] != nil {

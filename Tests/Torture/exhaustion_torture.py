@@ -40,10 +40,10 @@ def many(args):
         f'[[handler]]\nname = "m{i:05d}"\nkind = "exec"\nmin_interval = "{"1h" if i < scheduled else "never"}"\n'
         f'command = ["/bin/sh", "-c", "echo s $(date +%s.%N) >> {runs}; sleep 0.01; echo e $(date +%s.%N) >> {runs}; exit 100"]\n\n'
         for i in range(count))
-    daemon = Daemon(args.bin_dir, "many", main=f'max_concurrent = {limit}\nheartbeat = "5s"')
+    daemon = Daemon(args.bin_dir, "many", main=f'max_concurrent = {limit}')
     daemon.write_handlers(text.replace(runs, f"{daemon.work}/runs.log"))
     began = time.monotonic()
-    daemon.start(timeout=300)
+    daemon.start(timeout=300, arguments=["--log-level", "debug"])  # debug: each wake logs what it took
     ready = time.monotonic() - began
     status = daemon.status(timeout=120)
     if len(status["handlers"]) != count:
@@ -70,6 +70,12 @@ def many(args):
         most = max(most, current)
     if most > limit:
         fail(f"{most} handlers ran at once, max_concurrent is {limit}")
+    # Each due handler is taken by one wake: a wake that began while an earlier one was still
+    # handing out its handlers must not take them again (nor hold its own copy of them all).
+    taken = [int(line.split("wake: ")[1].split()[0]) for line in daemon.log_text().splitlines()
+             if "wake: " in line and " handler(s) due" in line]
+    if sum(taken) != scheduled:
+        fail(f"{len(taken)} wakes took {sum(taken)} handlers in all, {scheduled} were due")
     status = daemon.status(timeout=120)
     ran = sum(1 for h in status["handlers"] if h.get("last_result"))
     if ran != scheduled:
@@ -77,7 +83,7 @@ def many(args):
     if daemon.stop() != 0:
         fail("fetchd did not exit cleanly")
     print(f"many handlers: {count} configured, {scheduled} due at start; ready in {ready:.1f} s; status lists all "
-          f"{count}; the wake ran the {scheduled} in {wake:.0f} s, at most {most} at once (max_concurrent {limit}); "
+          f"{count}; {len(taken)} wake(s) took them; they ran in {wake:.0f} s, at most {most} at once (max_concurrent {limit}); "
           f"peak RSS {peak_rss // 1024} MiB, peak {peak_threads} threads, peak {peak_fds} fds")
     daemon.remove()
 

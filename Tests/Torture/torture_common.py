@@ -41,11 +41,11 @@ class Daemon:
             f.write(text)
         os.replace(path + ".tmp", path)
 
-    def start(self, env=None, launcher=(), timeout=60):
-        """Starts fetchd (after `launcher`, e.g. prlimit) and waits until its socket answers."""
+    def start(self, env=None, launcher=(), arguments=(), timeout=60):
+        """Starts fetchd (after `launcher`, with `arguments` added) and waits until its socket answers."""
         environment = dict(os.environ, **(env or {}))
         log = open(self.log_path, "ab")
-        command = [*launcher, f"{self.bin_dir}/fetchd", "--config", self.main_file]
+        command = [*launcher, f"{self.bin_dir}/fetchd", "--config", self.main_file, *arguments]
         self.proc = subprocess.Popen(command, stdout=log, stderr=log, env=environment, start_new_session=True)
         atexit.register(self.kill)  # a run stopped by a violation leaves no daemon behind
         deadline = time.monotonic() + timeout
