@@ -40,7 +40,8 @@ def many(args):
         f'[[handler]]\nname = "m{i:05d}"\nkind = "exec"\nmin_interval = "{"1h" if i < scheduled else "never"}"\n'
         f'command = ["/bin/sh", "-c", "echo s $(date +%s.%N) >> {runs}; sleep 0.01; echo e $(date +%s.%N) >> {runs}; exit 100"]\n\n'
         for i in range(count))
-    daemon = Daemon(args.bin_dir, "many", main=f'max_concurrent = {limit}')
+    # The default heartbeat (60 s): at 1 s, every beat re-reads all 10,000 states a few times.
+    daemon = Daemon(args.bin_dir, "many", main=f'max_concurrent = {limit}', heartbeat="60s")
     daemon.write_handlers(text.replace(runs, f"{daemon.work}/runs.log"))
     began = time.monotonic()
     daemon.start(timeout=300, arguments=["--log-level", "debug"])  # debug: each wake logs what it took

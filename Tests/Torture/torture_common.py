@@ -14,7 +14,7 @@ class Daemon:
     """A real fetchd process: `main` is appended to etc/fetchd.toml (whose directories all point
     into the work folder), `handlers` is etc/handlers.d/torture.toml."""
 
-    def __init__(self, bin_dir, prefix, main="", handlers=""):
+    def __init__(self, bin_dir, prefix, main="", handlers="", heartbeat="1s"):
         self.bin_dir = bin_dir
         self.work = tempfile.mkdtemp(prefix=f"fetchd-{prefix}-")
         self.socket = f"{self.work}/run/control.sock"
@@ -22,13 +22,14 @@ class Daemon:
         self.handlers_file = f"{self.work}/etc/handlers.d/torture.toml"
         self.log_path = f"{self.work}/fetchd.log"
         os.makedirs(f"{self.work}/etc/handlers.d")
+        self.heartbeat = heartbeat
         self.write_main(main)
         self.write_handlers(handlers)
         self.proc = None
 
     def write_main(self, extra):
         """Writes the main file; replaced by a rename, so a reload never reads half a file."""
-        self._write(self.main_file, f'heartbeat = "1s"\nkill_grace = "1s"\ncache_dir = "{self.work}/cache"\n'
+        self._write(self.main_file, f'heartbeat = "{self.heartbeat}"\nkill_grace = "1s"\ncache_dir = "{self.work}/cache"\n'
                                     f'state_dir = "{self.work}/state"\nruntime_dir = "{self.work}/run"\n{extra}\n')
 
     def write_handlers(self, text):
