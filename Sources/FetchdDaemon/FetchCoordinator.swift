@@ -107,9 +107,9 @@ public actor FetchCoordinator {
         }
         guard !due.isEmpty else { return [] }
         logger.debug("wake: \(due.count) handler(s) due: \(due.map(\.name).joined(separator: ", "))")
-        let taken = Set(due.map(\.name))
-        takenByWake.formUnion(taken)
-        defer { takenByWake.subtract(taken) }  // any not started (shutdown) are free again
+        // Each one is handed to `fetch`, which frees it, even at shutdown (the loop below drains
+        // the queue): none stays taken, and a later wake's taking of it is never undone here.
+        takenByWake.formUnion(due.map(\.name))
         // A bounded window of tasks, not one per due handler: ten thousand due handlers would
         // otherwise hold ten thousand suspended tasks. Hosts are interleaved first, so the
         // window never fills with the fetches of one host waiting for that host's slots.

@@ -48,7 +48,9 @@ class Daemon:
         log = open(self.log_path, "ab")
         command = [*launcher, f"{self.bin_dir}/fetchd", "--config", self.main_file, *arguments]
         self.proc = subprocess.Popen(command, stdout=log, stderr=log, env=environment, start_new_session=True)
-        atexit.register(self.kill)  # a run stopped by a violation leaves no daemon behind
+        # A run stopped by a violation leaves no daemon behind (TORTURE_KEEP=1 keeps it to debug).
+        if not os.environ.get("TORTURE_KEEP"):
+            atexit.register(self.kill)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             result = self.fetchctl("ping", timeout=5)
