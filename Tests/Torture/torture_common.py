@@ -77,7 +77,7 @@ class Daemon:
             return None
 
     def status(self, timeout=60):
-        """`fetchctl status --json --no-mark-seen`, parsed; fails the run when it does not answer."""
+        """`fetchctl status --json`, parsed; fails the run when it does not answer."""
         result = self.fetchctl("status", "--json", timeout=timeout)
         if result is None or result.returncode != 0:
             fail(f"status did not answer: {result and result.stderr}")
