@@ -48,8 +48,10 @@ status:
 # Four runs. Suites that time deadlines or wait for servers must not share Swift's cooperative
 # pool (two threads on a 2-core machine) with CPU-bound suites, which would hold both threads
 # and delay their timers: the CPU-bound ones (the planner's simulations, the limiter's
-# contention test) run apart, the handler suite runs alone, and the systemd suite comes last.
-CPU_BOUND_TESTS := FetchdPlannerTests|ConcurrencyLimiterTests
+# contention test) run apart, with the short fault runs that load the whole machine (10,000
+# handlers, 2,000 forked children, endless output: FaultTortureTests); the handler suite runs
+# alone, and the systemd suite comes last.
+CPU_BOUND_TESTS := FetchdPlannerTests|ConcurrencyLimiterTests|FaultTortureTests
 test: test-deps
 	$(SWIFT) build --build-tests
 	FETCHD_BIN_DIR=$(BIN_DIR) $(SWIFT) test --skip-build --skip FetchdSystemdTests --skip FetchdHandlersTests \
@@ -103,11 +105,23 @@ fuzz: deps
 		-max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(FUZZ_BUILD)/crash-trace- \
 		$(FUZZ_BUILD)/corpus/trace Tests/FetchdPlannerTests/Traces
 
-# The reliability suite (README, Reliability): 500 SIGKILLs of a busy daemon, then the fuzzers for
-# 10 minutes each. `make test` runs short versions of the kill and disk-full tests.
+# The reliability suite (README, Reliability): 500 SIGKILLs of a busy daemon; 100 wall-clock jumps
+# and suspends (fetchd's clock stepped by the Tests/Torture/fakeclock.c preload, built with cc);
+# 1,000 reloads of random valid and invalid configs; resource exhaustion (10,000 handlers all due,
+# handlers forking 1,000 children, endless output, RLIMIT_NOFILE lowered 100 times); then the fuzzers
+# for 10 minutes each. About 50 minutes in all. `make test` runs short versions of the kill,
+# disk-full, clock, reload and exhaustion runs (KillTortureTests, DiskFullTests, FaultTortureTests).
 TORTURE_KILLS ?= 500
+TORTURE_CLOCK_EVENTS ?= 100
+TORTURE_RELOADS ?= 1000
 torture: build
 	python3 Tests/Torture/kill_torture.py --bin-dir $(BIN_DIR) --kills $(TORTURE_KILLS)
+	python3 Tests/Torture/clock_torture.py --bin-dir $(BIN_DIR) --events $(TORTURE_CLOCK_EVENTS)
+	python3 Tests/Torture/reload_torture.py --bin-dir $(BIN_DIR) --reloads $(TORTURE_RELOADS)
+	python3 Tests/Torture/exhaustion_torture.py --bin-dir $(BIN_DIR) many --handlers 10000
+	python3 Tests/Torture/exhaustion_torture.py --bin-dir $(BIN_DIR) fork --children 1000
+	python3 Tests/Torture/exhaustion_torture.py --bin-dir $(BIN_DIR) spew --seconds 60
+	python3 Tests/Torture/exhaustion_torture.py --bin-dir $(BIN_DIR) nofile --rounds 100
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=600
 
 # Installs the binaries, the units (system and user) and the default config (an existing

@@ -23,7 +23,7 @@ extension FetchCoordinator {
 
     /// A one-line summary for `systemctl status`: `5 handlers, 1 failing; next: weather at 08:50`.
     public func statusLine(now: Date = Date()) -> String {
-        let states = (try? state.allStates()) ?? [:]
+        let states = schedulingStates(now: now)
         let planned = plannedDates(now: now)
         let enabled = config.handlers.filter(\.enabled)
         let failing = enabled.filter { (states[$0.name]?.consecutiveFailures ?? 0) > 0 }.count
@@ -31,7 +31,7 @@ extension FetchCoordinator {
         if failing > 0 { parts[0] += ", \(failing) failing" }
         if !config.diagnostics.isEmpty { parts[0] += ", \(config.diagnostics.count) invalid" }
         let upcoming = enabled.compactMap { handler in
-            Scheduler.nextEligible(handler, state: states[handler.name], planned: planned[handler.name])
+            Scheduler.nextEligible(handler, state: states[handler.name], now: now, planned: planned[handler.name])
                 .map { (handler.name, max($0, now)) }
         }.min { $0.1 < $1.1 }
         if let (name, date) = upcoming {
@@ -47,10 +47,10 @@ extension FetchCoordinator {
 
     /// The next time a handler becomes eligible, if any is in the future (no heartbeat cap).
     public func nextPlannedFetch(now: Date = Date()) -> Date? {
-        let states = (try? state.allStates()) ?? [:]
+        let states = schedulingStates(now: now)
         let planned = plannedDates(now: now)
         let scheduled = config.handlers.compactMap {
-            Scheduler.nextEligible($0, state: states[$0.name], planned: planned[$0.name])
+            Scheduler.nextEligible($0, state: states[$0.name], now: now, planned: planned[$0.name])
         }
         // Deferred pushes too: systemd's timer should wake us for them as for any planned fetch.
         return (scheduled + [nextPushDue()].compactMap { $0 }).filter { $0 > now }.min()

@@ -7,10 +7,11 @@ import Foundation
 extension FetchCoordinator {
     /// The status of the daemon and every handler; `markSeen` resets the new-data counters.
     public func status(markSeen: Bool) -> StatusReport {
-        let states = (try? state.allStates()) ?? [:]
+        let now = Date()
+        let states = schedulingStates(now: now)
         refreshPower()
         if markSeen { try? state.markSeen() }
-        let globalFloor = globalBudgetFloor(now: Date())
+        let globalFloor = globalBudgetFloor(now: now)
         let pushes = Dictionary(pendingPushes().map { ($0.handler, $0) }, uniquingKeysWith: { first, _ in first })
         let handlers = config.handlers.map { handler in
             let handlerState = states[handler.name]
@@ -21,13 +22,16 @@ extension FetchCoordinator {
                 held.reason += "; global_budget spent until then"
                 plan = held
             }
+            // An overdue handler is eligible now, not hours ago (after a suspend, or a forward step
+            // of the clock, until its catch-up fetch is recorded); nor at the daemon's start, which
+            // a clock stepped back puts hours ahead.
             var status = HandlerStatus(
                 name: handler.name, kind: handler.kind.rawValue, enabled: handler.enabled,
                 running: isRunning(handler.name), lastResult: handlerState?.lastResult,
                 lastReason: handlerState?.lastReason, lastAttemptAt: handlerState?.lastAttemptAt,
                 lastSuccessAt: handlerState?.lastSuccessAt,
-                nextEligibleAt: [Scheduler.nextEligible(handler, state: handlerState, planned: plan?.date)
-                    .map { max($0, startedAt) }, pushes[handler.name]?.dueAt].compactMap { $0 }.min(),
+                nextEligibleAt: [Scheduler.nextEligible(handler, state: handlerState, now: now, planned: plan?.date)
+                    .map { max($0, now) }, pushes[handler.name]?.dueAt].compactMap { $0 }.min(),
                 newDataSinceLastLook: handlerState?.newDataUnseen ?? 0,
                 consecutiveFailures: handlerState?.consecutiveFailures ?? 0,
                 snapshotPath: FileManager.default.fileExists(atPath: snapshot) ? snapshot : nil)

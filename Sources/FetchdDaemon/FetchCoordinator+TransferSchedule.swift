@@ -6,13 +6,15 @@ import FetchdState
 import Foundation
 
 extension FetchCoordinator {
-    /// Transfer handlers with a partial download waiting to resume, not running now, and when each
-    /// may resume: at once after a pause or a restart, after a failure with an exponential delay
+    /// Transfer handlers with a partial download waiting to resume, not running (or taken by a
+    /// wake) now, and when each may resume: at once after a pause or a restart, after a failure
+    /// with an exponential delay
     /// (`transferRetryDelaySeconds`), never before the server's Retry-After. Their `min_interval`
     /// does not hold them back: it spaces whole downloads, not the pieces of one.
     func transferResumeDates(states: [String: HandlerState], now: Date) -> [String: Date] {
         var dates: [String: Date] = [:]
-        for handler in config.handlers where handler.kind == .transfer && handler.enabled && !isRunning(handler.name) {
+        for handler in config.handlers where handler.kind == .transfer && handler.enabled
+            && !isRunning(handler.name) && !takenByWake.contains(handler.name) {
             let files = transferFiles(of: handler.name)
             guard FileManager.default.fileExists(atPath: files.record) else { continue }
             let state = states[handler.name]

@@ -37,8 +37,17 @@ public actor FetchCoordinator {
     /// The usage planner's latest decision per learning handler, and when it was made;
     /// dropped when the handler is used or fetched.
     var plans: [String: (decision: FetchPlanner.Decision, floor: Date, madeAt: Date)] = [:]
-    /// When each handler's latest fetch finished.
-    private var finishedAt: [String: Date] = [:]
+    /// Handlers a wake has taken and not yet started (they wait for its window of tasks or for a
+    /// slot): a wake that begins meanwhile must not take them again, nor count them as overdue.
+    /// Without this, a long wake (thousands of due handlers) was joined every half second by
+    /// another holding its own copy of them all.
+    var takenByWake: Set<String> = []
+    /// Handlers whose last attempt is dated after now (the wall clock was stepped back): that
+    /// attempt's date, and when this was first seen (`schedulingStates(now:)`).
+    var clockStepSeen: [String: (recorded: Date, seenAt: Date)] = [:]
+    /// When each handler's latest fetch finished, on the monotonic clock (a wall clock stepped
+    /// back would make a fetch hours ago look recent).
+    private var finishedAt: [String: ContinuousClock.Instant] = [:]
     /// Handlers running now, with the callers waiting for their result.
     private var running: [String: [CheckedContinuation<FetchRecord, Never>]] = [:]
     /// Handlers whose deferred push a wake has taken and whose fetch has not finished: a second
@@ -73,7 +82,7 @@ public actor FetchCoordinator {
     /// Whether `name` is running or finished less than `seconds` ago (its own program's file
     /// accesses may still be arriving from inotify).
     func ranRecently(_ name: String, within seconds: Double = 2) -> Bool {
-        running[name] != nil || finishedAt[name].map { Date().timeIntervalSince($0) < seconds } ?? false
+        running[name] != nil || finishedAt[name].map { ContinuousClock.now - $0 < .milliseconds(Int64(seconds * 1000)) } ?? false
     }
 
     /// libcurl's connection caps, from the same settings as the slots.
@@ -86,14 +95,14 @@ public actor FetchCoordinator {
     /// Returns the records of the fetches it ran.
     @discardableResult
     public func runDue(trigger: FetchTrigger = .timer, now: Date = Date()) async -> [FetchRecord] {
-        let states = (try? state.allStates()) ?? [:]
+        let states = schedulingStates(now: now)
         refreshPower()
         let globalUse = globalBudgetUse(now: now)
         let planned = plannedDates(now: now, globalUse: .some(globalUse))
         // Handlers whose conditions (network, power) do not hold are deferred, not skipped: they
         // stay due, and a wake when the conditions change (or the next heartbeat) runs them.
-        var eligible = Scheduler.due(config.handlers, states: states, now: now, planned: planned,
-                                     floors: plannedFloors()).filter { running[$0.name] == nil }
+        var eligible = Scheduler.due(config.handlers, states: states, now: now, planned: planned, floors: plannedFloors())
+            .filter { running[$0.name] == nil && !takenByWake.contains($0.name) }
         // Partial transfers resume when their retry time has come, whatever their min_interval.
         let resuming = transferResumeDates(states: states, now: now).filter { $0.value <= now }
         eligible += config.handlers.filter { resuming[$0.name] != nil && !eligible.map(\.name).contains($0.name) }
@@ -106,6 +115,9 @@ public actor FetchCoordinator {
         }
         guard !due.isEmpty else { return [] }
         logger.debug("wake: \(due.count) handler(s) due: \(due.map(\.name).joined(separator: ", "))")
+        // Each one is handed to `fetch`, which frees it, even at shutdown (the loop below drains
+        // the queue): none stays taken, and a later wake's taking of it is never undone here.
+        takenByWake.formUnion(due.map(\.name))
         // A bounded window of tasks, not one per due handler: ten thousand due handlers would
         // otherwise hold ten thousand suspended tasks. Hosts are interleaved first, so the
         // window never fills with the fetches of one host waiting for that host's slots.
@@ -158,8 +170,10 @@ public actor FetchCoordinator {
     /// When the scheduler should wake next. Deferred handlers (conditions unmet) do not count:
     /// they would ask for a wake now, again and again; a change of conditions wakes them.
     public func nextWake(now: Date = Date()) -> Date {
-        let states = (try? state.allStates()) ?? [:]
-        let waiting = config.handlers.filter { running[$0.name] == nil && unmetConditions($0) == nil }
+        let states = schedulingStates(now: now)
+        let waiting = config.handlers.filter {
+            running[$0.name] == nil && !takenByWake.contains($0.name) && unmetConditions($0) == nil
+        }
         let wake = Scheduler.nextWake(waiting, states: states, now: now,
                                       heartbeatSeconds: config.daemon.heartbeatSeconds, planned: plannedDates(now: now))
         let resume = transferResumeDates(states: states, now: now)
@@ -182,6 +196,7 @@ public actor FetchCoordinator {
     private func fetch(_ handler: HandlerConfig, trigger: FetchTrigger, state: HandlerState??,
                        pushData: String? = nil, deferred: PendingPush? = nil) async -> FetchRecord {
         let name = handler.name
+        takenByWake.remove(name)  // started: `running` covers it from here
         let trigger = deferred == nil ? trigger : .push
         var state = state
         while running[name] != nil {
@@ -197,7 +212,7 @@ public actor FetchCoordinator {
             if !Task.isCancelled { finish(deferred) }
         }
         let waiters = running.removeValue(forKey: name) ?? []
-        finishedAt[name] = Date()
+        finishedAt[name] = ContinuousClock.now
         waiters.forEach { $0.resume(returning: record) }
         return record
     }
@@ -266,23 +281,5 @@ public actor FetchCoordinator {
         let host = components?.host?.lowercased() ?? ""
         let port = components?.port ?? (components?.scheme?.lowercased() == "https" ? 443 : 80)
         return (httpLimiter, host.isEmpty ? "" : "\(host):\(port)")
-    }
-
-    /// Logs a durable result: one journal entry per fetch, with its MESSAGE_ID.
-    func log(_ record: FetchRecord, snapshot: String?, messageID: String? = nil) {
-        let result = record.fetchResult ?? .failed(reason: record.reason ?? record.result)
-        var metadata: Logger.Metadata = [
-            "handler": "\(record.handler)", "result": "\(result.name)", "trigger": "\(record.trigger)",
-            "duration_ms": "\(record.durationMilliseconds)", "bytes": "\(record.bytes ?? 0)",
-            MessageID.metadataKey: "\(messageID ?? (result == .expired ? MessageID.deadlineExpired : MessageID.fetchFinished))",
-        ]
-        if let reason = result.reason { metadata["reason"] = "\(reason)" }
-        if let snapshot { metadata["snapshot"] = "\(snapshot)" }
-        let summary = "\(record.handler): \(result.summary) in \(record.durationMilliseconds) ms (\(record.trigger))"
-            + (record.version.map { ", snapshot \($0)" } ?? "")
-        switch result {
-        case .newData, .noData: logger.info("\(summary)", metadata: metadata)
-        case .failed, .expired: logger.warning("\(summary)", metadata: metadata)
-        }
     }
 }

@@ -19,7 +19,7 @@ public enum Scheduler {
                                     planned: Date? = nil) -> Date? {
         guard handler.enabled, handler.minInterval != .never else { return nil }
         if let planned {
-            guard handler.honorServerHints, let notBefore = state?.notBefore else { return planned }
+            guard handler.honorServerHints, let notBefore = serverFloor(state, now: now) else { return planned }
             return max(planned, notBefore)
         }
         guard let recorded = state?.lastAttemptAt else { return .distantPast }
@@ -31,8 +31,17 @@ public enum Scheduler {
         case .seconds(let seconds): floor = lastAttempt.addingTimeInterval(seconds)
         }
         // The server's own floor (Retry-After, max-age), unless the handler ignores hints.
-        guard handler.honorServerHints, let notBefore = state?.notBefore else { return floor }
+        guard handler.honorServerHints, let notBefore = serverFloor(state, now: now) else { return floor }
         return max(floor, notBefore)
+    }
+
+    /// The server's floor (Retry-After, max-age). It was set as a delay after the last attempt, so
+    /// when the wall clock was stepped back past that attempt it moves back with it: a one-hour
+    /// Retry-After must not become four hours after a three-hour step back.
+    static func serverFloor(_ state: HandlerState?, now: Date) -> Date? {
+        guard let notBefore = state?.notBefore else { return nil }
+        guard let recorded = state?.lastAttemptAt, recorded > now else { return notBefore }
+        return notBefore.addingTimeInterval(now.timeIntervalSince(recorded))
     }
 
     /// How close to its eligible time a handler counts as due: a wake planned for that very

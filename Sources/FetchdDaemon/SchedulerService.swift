@@ -103,14 +103,18 @@ public struct SchedulerService: Service {
         while !Task.isCancelled {
             continuation.yield(.wake)
             while !Task.isCancelled {
-                var next = await coordinator.nextWake()
+                let now = Date()
+                var next = await coordinator.nextWake(now: now)
                 // systemd's timer delivers that wake (coalesced, caught up after suspend); ours
                 // only backs it up.
                 if let planned = await systemdWake(), next <= planned.addingTimeInterval(Self.systemdWakeGrace) {
                     next = planned.addingTimeInterval(Self.systemdWakeGrace)
                 }
                 // Never spin: even when something is overdue, wait a moment before the next look.
-                let seconds = max(0.5, next.timeIntervalSinceNow)
+                // Measured from the wall-clock reading the plan was made with: a step of the clock
+                // between two readings would become a sleep of its size (an hour back, an hour
+                // asleep, the heartbeat skipped); the sleep itself runs on the monotonic clock.
+                let seconds = max(0.5, next.timeIntervalSince(now))
                 let started = ContinuousClock.now
                 await replanSignal.wait(atMost: .milliseconds(Int64(seconds * 1000)))
                 if ContinuousClock.now - started >= .milliseconds(Int64(seconds * 1000)) { break }

@@ -16,10 +16,13 @@ final class UseFolder: Sendable {
     init() {}
 
     /// Whether a use of `handler` at `date` starts a new session; if it does, it becomes the
-    /// handler's last recorded use.
+    /// handler's last recorded use. A use dated before the last one (the wall clock was stepped
+    /// back) starts a new session: otherwise every use would be folded away until the clock
+    /// caught up again, hours later.
     func startsSession(_ handler: String, at date: Date) -> Bool {
         lastRecorded.withLock { last in
-            if let previous = last[handler], date.timeIntervalSince(previous) < Self.sessionSeconds { return false }
+            if let previous = last[handler], date >= previous,
+               date.timeIntervalSince(previous) < Self.sessionSeconds { return false }
             last[handler] = date
             return true
         }

@@ -65,6 +65,10 @@ public struct ExecHandler: FetchHandler {
             context.complete(.failed(reason: "the command is empty"))
             return
         }
+        if let shortage = DescriptorHeadroom.shortage() {
+            context.complete(.failed(reason: "cannot run \(program): \(shortage)"))
+            return
+        }
         let executable: Executable = program.contains("/") ? .path(FilePath(program)) : .name(program)
         let tail = OutputTail(limit: outputTailBytes)
         do {

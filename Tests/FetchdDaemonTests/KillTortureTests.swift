@@ -1,4 +1,3 @@
-import FetchdTestSupport
 import Foundation
 import Testing
 
@@ -7,25 +6,8 @@ import Testing
 @Suite(.serialized)
 struct KillTortureTests {
     @Test func tenKillsLoseNothingAndTearNothing() async throws {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Torture/kill_torture.py").path
-        let output = try TemporaryDirectory("kill-torture-output")
-        defer { output.remove() }
-        let log = output.file("log")
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        child.arguments = ["python3", script, "--bin-dir", TestBinaries.directory, "--kills", "10"]
-        child.standardOutput = handle
-        child.standardError = handle
-        try child.run()
-        try handle.close()
-        // Polled, not waitUntilExit(): no thread of the shared pool is blocked for the run.
-        #expect(await waitUntil(timeoutSeconds: 300) { !child.isRunning })
-        child.waitUntilExit()
-        let text = try String(contentsOfFile: log, encoding: .utf8)
-        #expect(child.terminationStatus == 0, "\(text)")
-        #expect(text.contains("SIGKILL torture: 10 kills"), "\(text)")
+        let run = try await TortureScript.run("kill_torture.py", ["--kills", "10"], timeoutSeconds: 300)
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.contains("SIGKILL torture: 10 kills"), "\(run.output)")
     }
 }

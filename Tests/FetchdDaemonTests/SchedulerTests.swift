@@ -78,6 +78,19 @@ struct SchedulerTests {
         #expect(Scheduler.due([handler("m", .minimum)], states: ["m": state("m", lastAttempt: -3600)], now: now).count == 1)
     }
 
+    @Test func aServerHintMovesBackWithAClockSteppedBack() {
+        // Retry-After: 1 h, then the wall clock was stepped back 3 h: still 1 h after the attempt
+        // (counted as now), not 4 h.
+        let polite = handler("polite", .seconds(60))
+        var hinted = state("polite", lastAttempt: -3 * 3600)
+        hinted.notBefore = now.addingTimeInterval(4 * 3600)
+        #expect(Scheduler.nextEligible(polite, state: hinted, now: now) == now.addingTimeInterval(3600))
+        #expect(Scheduler.nextEligible(polite, state: hinted, now: now, planned: now) == now.addingTimeInterval(3600))
+        // A clock that did not step back leaves the floor where the server put it.
+        hinted.lastAttemptAt = now.addingTimeInterval(-10)
+        #expect(Scheduler.nextEligible(polite, state: hinted, now: now) == now.addingTimeInterval(4 * 3600))
+    }
+
     @Test func nextWakeIsTheEarliestEligibilityWithinTheHeartbeat() {
         let handlers = [handler("a", .seconds(600)), handler("b", .seconds(120))]
         let states = ["a": state("a", lastAttempt: 100), "b": state("b", lastAttempt: 100)]

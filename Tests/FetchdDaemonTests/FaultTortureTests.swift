@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+
+/// The short versions of `make torture`'s fault parts (issue 7), each against a real `fetchd`:
+/// clock jumps and suspend (Tests/Torture/clock_torture.py), config churn (reload_torture.py)
+/// and resource exhaustion (exhaustion_torture.py). Each script checks its own claims and exits 1
+/// at the first violation; these tests demand exit 0 and the script's summary line.
+///
+/// Run in the CPU-bound pass of `make test`: they load the machine (10,000 handlers, 2,000 forked
+/// processes, programs printing without end), which would delay the timers of timing-sensitive suites.
+@Suite(.serialized)
+struct FaultTortureTests {
+    static let hasCompiler = ["/usr/bin/cc", "/usr/bin/clang", "/usr/bin/gcc"].contains { FileManager.default.isExecutableFile(atPath: $0) }
+        || (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
+            .contains { FileManager.default.isExecutableFile(atPath: "\($0)/clang") }
+    static let hasPrlimit = ["/usr/bin/prlimit", "/bin/prlimit"].contains { FileManager.default.isExecutableFile(atPath: $0) }
+
+    /// Wall clock forward 3 h, back 6 h, then a resume 8 h later (fetchd's wall clock stepped by
+    /// Tests/Torture/fakeclock.c): bounded by max_concurrent, no handler sooner than its
+    /// min_interval but for one catch-up, status near now, schedule recovers.
+    @Test(.enabled(if: FaultTortureTests.hasCompiler, "needs a C compiler for the clock shim"))
+    func clockJumpsAndSuspendKeepTheScheduleSane() async throws {
+        let run = try await TortureScript.run("clock_torture.py", ["--events", "0"], timeoutSeconds: 240)
+        #expect(run.status == 0 && run.output.contains("clock torture: 3 events"), "\(run.output)")
+    }
+
+    /// Fifty reloads, valid and invalid, while handlers run: never a crash, the last valid config in force.
+    @Test func fiftyReloadsKeepTheLastValidConfig() async throws {
+        let run = try await TortureScript.run("reload_torture.py", ["--reloads", "50"], timeoutSeconds: 240)
+        #expect(run.status == 0 && run.output.contains("reload torture: 50 reloads"), "\(run.output)")
+    }
+
+    /// 10,000 handlers configured, 1,000 due: start, status lists all, one wake takes them (a wake
+    /// starting meanwhile takes none again), within max_concurrent.
+    @Test func tenThousandHandlersStartAnswerAndRunBounded() async throws {
+        let run = try await TortureScript.run("exhaustion_torture.py", ["many", "--handlers", "10000", "--scheduled", "1000"],
+                                              timeoutSeconds: 600)
+        #expect(run.status == 0 && run.output.contains("many handlers: 10000 configured"), "\(run.output)")
+    }
+
+    /// Two handlers forking 1,000 children each: none outlives its fetch, the neighbour goes on.
+    @Test func forkedChildrenAreAllKilled() async throws {
+        let run = try await TortureScript.run("exhaustion_torture.py", ["fork", "--children", "1000"], timeoutSeconds: 240)
+        #expect(run.status == 0 && run.output.contains("fork: 2 handlers each forked 1000"), "\(run.output)")
+    }
+
+    /// Output without end on stdout and stderr: memory bounded, the reason a short tail.
+    @Test func endlessOutputStaysBounded() async throws {
+        let run = try await TortureScript.run("exhaustion_torture.py", ["spew", "--seconds", "3"], timeoutSeconds: 240)
+        #expect(run.status == 0 && run.output.contains("spew: 2 handlers printed without end"), "\(run.output)")
+    }
+
+    /// RLIMIT_NOFILE lowered under the daemon: a fetch fails naming EMFILE, fetchd answers, then recovers.
+    @Test(.enabled(if: FaultTortureTests.hasPrlimit, "needs prlimit (util-linux)"))
+    func lowFileDescriptorLimitFailsFetchesClearly() async throws {
+        let run = try await TortureScript.run("exhaustion_torture.py", ["nofile"], timeoutSeconds: 240)
+        #expect(run.status == 0 && run.output.contains("nofile: fetchd held"), "\(run.output)")
+    }
+}

@@ -1,0 +1,152 @@
+"""Shared pieces of the torture scripts (issue 7): a real fetchd on a temp configuration, fetchctl
+against it, and what /proc says about the daemon (resident memory, file descriptors, threads, CPU).
+"""
+import atexit, json, os, signal, subprocess, sys, tempfile, time
+from datetime import datetime
+
+
+def fail(message):
+    """Stops the run with a violation (exit status 1)."""
+    sys.exit(f"VIOLATION: {message}")
+
+
+class Daemon:
+    """A real fetchd process: `main` is appended to etc/fetchd.toml (whose directories all point
+    into the work folder), `handlers` is etc/handlers.d/torture.toml."""
+
+    def __init__(self, bin_dir, prefix, main="", handlers="", heartbeat="1s"):
+        self.bin_dir = bin_dir
+        self.work = tempfile.mkdtemp(prefix=f"fetchd-{prefix}-")
+        self.socket = f"{self.work}/run/control.sock"
+        self.main_file = f"{self.work}/etc/fetchd.toml"
+        self.handlers_file = f"{self.work}/etc/handlers.d/torture.toml"
+        self.log_path = f"{self.work}/fetchd.log"
+        os.makedirs(f"{self.work}/etc/handlers.d")
+        self.heartbeat = heartbeat
+        self.write_main(main)
+        self.write_handlers(handlers)
+        self.proc = None
+
+    def write_main(self, extra):
+        """Writes the main file; replaced by a rename, so a reload never reads half a file."""
+        self._write(self.main_file, f'heartbeat = "{self.heartbeat}"\nkill_grace = "1s"\ncache_dir = "{self.work}/cache"\n'
+                                    f'state_dir = "{self.work}/state"\nruntime_dir = "{self.work}/run"\n{extra}\n')
+
+    def write_handlers(self, text):
+        """Writes the handlers file, replaced by a rename."""
+        self._write(self.handlers_file, text)
+
+    @staticmethod
+    def _write(path, text):
+        with open(path + ".tmp", "w") as f:
+            f.write(text)
+        os.replace(path + ".tmp", path)
+
+    def start(self, env=None, launcher=(), arguments=(), timeout=60):
+        """Starts fetchd (after `launcher`, with `arguments` added) and waits until its socket answers."""
+        environment = dict(os.environ, **(env or {}))
+        log = open(self.log_path, "ab")
+        command = [*launcher, f"{self.bin_dir}/fetchd", "--config", self.main_file, *arguments]
+        self.proc = subprocess.Popen(command, stdout=log, stderr=log, env=environment, start_new_session=True)
+        # A run stopped by a violation leaves no daemon behind (TORTURE_KEEP=1 keeps it to debug).
+        if not os.environ.get("TORTURE_KEEP"):
+            atexit.register(self.kill)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            result = self.fetchctl("ping", timeout=5)
+            if result is not None and result.returncode == 0:
+                return
+            if self.proc.poll() is not None:
+                fail(f"fetchd exited with {self.proc.returncode} at start; see {self.log_path}")
+            time.sleep(0.05)
+        fail(f"fetchd did not answer within {timeout} s; see {self.log_path}")
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def fetchctl(self, *args, timeout=30):
+        """Runs fetchctl on this daemon's socket; None when it did not finish in time."""
+        try:
+            return subprocess.run([f"{self.bin_dir}/fetchctl", *args, "--socket", self.socket],
+                                  capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def status(self, timeout=60):
+        """`fetchctl status --json`, parsed; fails the run when it does not answer."""
+        result = self.fetchctl("status", "--json", timeout=timeout)
+        if result is None or result.returncode != 0:
+            fail(f"status did not answer: {result and result.stderr}")
+        return json.loads(result.stdout)
+
+    def log_text(self):
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+    def stop(self):
+        """SIGTERM, then waits; returns the exit status (SIGKILL after 60 s)."""
+        if not self.alive():
+            return self.proc.returncode if self.proc else None
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+            fail("fetchd did not stop within 60 s of SIGTERM")
+
+    def kill(self):
+        """SIGKILL to the daemon's process group (it and its handlers), if it still runs."""
+        if self.alive():
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+    def remove(self):
+        subprocess.run(["rm", "-rf", self.work])
+
+
+def proc_status(pid, key):
+    """A number from /proc/PID/status (VmRSS in KiB, Threads)."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def rss_kib(pid):
+    return proc_status(pid, "VmRSS")
+
+
+def threads(pid):
+    return proc_status(pid, "Threads")
+
+
+def fd_count(pid):
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def cpu_seconds(pid):
+    """User + system CPU time the process has used."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def parse_date(text):
+    """An ISO 8601 date from a control-socket report, as Unix seconds."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def wait_until(condition, timeout, interval=0.1):
+    """Polls `condition` until it holds or `timeout` seconds pass; returns whether it held."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(interval)
+    return bool(condition())
