@@ -120,6 +120,22 @@ struct BackgroundTransferTests {
         #expect(done.sha256 == (try digest(of: folder.file("a.bin"))))
     }
 
+    @Test func aLostConnectionKeepsWhatArrivedAndTheNextRunResumes() async throws {
+        defer { server.stop(); folder.remove() }
+        let cut = 1_234_567
+        try server.control("drop/\(cut)")
+        guard case .failed(let reason, _, let keptBytes) = await transfer().run(files: files) else {
+            Issue.record("a connection lost mid-body must fail the run")
+            return
+        }
+        #expect(keptBytes == cut, "\(reason)")
+        #expect(reason.contains("interrupted at \(cut) of \(Self.size) bytes; it resumes from there"), "\(reason)")
+        let done = try completed(await transfer().run(files: files))
+        #expect(done.sha256 == (try digest(of: folder.file("a.bin"))))
+        let stats = try server.stats()
+        #expect(stats.requests.map(\.start) == [-1, cut] && stats.sent == Self.size, "\(stats)")
+    }
+
     @Test func checksumMismatchIsRefusedAndStartsAfresh() async throws {
         defer { server.stop(); folder.remove() }
         var wrong = transfer()

@@ -10,6 +10,7 @@ import Glibc
 /// Control routes (GET): `/mode/range` (default) and `/mode/norange` (ignore Range, always 200);
 /// `/serve/NAME` (serve `NAME` from the folder: the resource "changes"); `/rate/N` (send at most
 /// N bytes per second, 0 = unlimited); `/fail/N` (the next N requests of the file get 503);
+/// `/drop/N` (the next request of the file loses its connection after N body bytes: a network loss);
 /// `/stats` (JSON: `sent` body bytes written in all, `requests`: `[range start or -1, status]`).
 /// The file is `/file`; its ETag is derived from its name and size, so serving another file
 /// changes it.
@@ -22,7 +23,7 @@ public final class RangeServer: Sendable {
     static let script = #"""
         import http.server, json, os, socketserver, sys, threading, time
         folder, current = sys.argv[1], [sys.argv[2]]
-        mode, rate, fail = ["range"], [0], [0]
+        mode, rate, fail, drop = ["range"], [0], [0], [0]
         lock = threading.Lock()
         stats = {"sent": 0, "requests": []}
         class H(http.server.BaseHTTPRequestHandler):
@@ -40,6 +41,7 @@ public final class RangeServer: Sendable {
                 if parts[0] == "serve": current[0] = parts[1]; return self.small(200, b"ok")
                 if parts[0] == "rate": rate[0] = int(parts[1]); return self.small(200, b"ok")
                 if parts[0] == "fail": fail[0] = int(parts[1]); return self.small(200, b"ok")
+                if parts[0] == "drop": drop[0] = int(parts[1]); return self.small(200, b"ok")
                 if parts[0] == "stats":
                     with lock: return self.small(200, json.dumps(stats).encode())
                 if parts[0] != "file": return self.small(404, b"no such route")
@@ -64,12 +66,20 @@ public final class RangeServer: Sendable {
                 self.send_header("Content-Length", str(size - start))
                 if status == 206: self.send_header("Content-Range", "bytes %d-%d/%d" % (start, size - 1, size))
                 self.end_headers()
+                with lock:
+                    cut, drop[0] = drop[0], 0
                 with open(path, "rb") as f:
                     f.seek(start)
                     began = time.monotonic(); sent = 0
                     while True:
                         chunk = f.read(64 * 1024)
                         if not chunk: break
+                        if cut and sent + len(chunk) > cut:
+                            self.wfile.write(chunk[:cut - sent]); self.wfile.flush()
+                            with lock: stats["sent"] += cut - sent
+                            self.close_connection = True
+                            self.connection.shutdown(2)
+                            return
                         try:
                             self.wfile.write(chunk)
                         except OSError:
