@@ -115,7 +115,9 @@ public struct BackgroundTransfer: Sendable {
             discard(files)  // no validator: its bytes cannot be matched to a version of the resource
             offset = 0
         }
-        guard let fd = Optional(open(files.partial, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)), fd >= 0 else {
+        // The file exists from the start, so the hasher can open it before the first byte.
+        let fd = open(files.partial, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
             return .finished(.failed(reason: "cannot create \(files.partial): \(String(cString: strerror(errno)))",
                                      details: [:], keptBytes: 0))
         }
