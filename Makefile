@@ -85,9 +85,10 @@ bench-planner: deps
 	python3 bench/planner_bench.py $$($(SWIFT) build -c release --show-bin-path) bench/results/planner-$$(date +%Y%m%d).json
 	python3 bench/planner_bound.py
 
-# libFuzzer on the parsers of untrusted text: the config loader (FETCHD_FUZZ=config) and the
-# usage-trace parser with the planner behind it (trace), FUZZ_SECONDS each, seeded from the shipped
-# config, the broken-config fixtures and the traces. A crash stops the run and leaves its input in
+# libFuzzer on the parsers of untrusted text: the config loader (FETCHD_FUZZ=config), the
+# usage-trace parser with the planner behind it (trace) and the control protocol's request lines
+# (control), FUZZ_SECONDS each, seeded from the shipped config, the broken-config fixtures, the
+# traces and Tests/Fuzz/control. A crash stops the run and leaves its input in
 # .build-fuzz/crash-*; make it a regression test (a broken fixture or a trace test). Leak checks
 # are off: TOMLKit and Foundation leak small buffers per parse (see README, Reliability).
 # lld links it: gold aborts on libFuzzer's objects. The Swift backtracer is off so that a crash
@@ -97,13 +98,16 @@ FUZZ_BUILD := .build-fuzz
 fuzz: deps
 	$(SWIFT) build --product fetchd-fuzz --scratch-path $(FUZZ_BUILD) -Xswiftc -sanitize=fuzzer,address \
 		-Xswiftc -DFUZZING -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld
-	mkdir -p $(FUZZ_BUILD)/corpus/config $(FUZZ_BUILD)/corpus/trace
+	mkdir -p $(FUZZ_BUILD)/corpus/config $(FUZZ_BUILD)/corpus/trace $(FUZZ_BUILD)/corpus/control
 	FETCHD_FUZZ=config SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 $(FUZZ_BUILD)/debug/fetchd-fuzz -detect_leaks=0 -max_len=8192 \
 		-max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(FUZZ_BUILD)/crash-config- \
 		$(FUZZ_BUILD)/corpus/config config Tests/FetchdConfigTests/Fixtures/broken
 	FETCHD_FUZZ=trace SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 $(FUZZ_BUILD)/debug/fetchd-fuzz -detect_leaks=0 -max_len=8192 \
 		-max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(FUZZ_BUILD)/crash-trace- \
 		$(FUZZ_BUILD)/corpus/trace Tests/FetchdPlannerTests/Traces
+	FETCHD_FUZZ=control SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 $(FUZZ_BUILD)/debug/fetchd-fuzz -detect_leaks=0 -max_len=8192 \
+		-max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(FUZZ_BUILD)/crash-control- \
+		$(FUZZ_BUILD)/corpus/control Tests/Fuzz/control
 
 # The reliability suite (README, Reliability): 500 SIGKILLs of a busy daemon; 100 wall-clock jumps
 # and suspends (fetchd's clock stepped by the Tests/Torture/fakeclock.c preload, built with cc);

@@ -124,7 +124,7 @@ let package = Package(
         // Test-only tool: writes snapshots in a loop so tests can SIGKILL it mid-write.
         .executableTarget(name: "fetchd-test-helper", dependencies: ["FetchdSnapshots", "FetchdCore"]),
         // libFuzzer targets for the config loader and the usage-trace parser (`make fuzz`).
-        .executableTarget(name: "fetchd-fuzz", dependencies: ["FetchdConfig", "FetchdPlanner"]),
+        .executableTarget(name: "fetchd-fuzz", dependencies: ["FetchdConfig", "FetchdPlanner", "FetchdControl", "FetchdCore"]),
         // Shared by the test targets: temp folders, locating built binaries, waiting.
         .target(name: "FetchdTestSupport", path: "Tests/FetchdTestSupport"),
         .testTarget(name: "FetchdConfigTests", dependencies: ["FetchdConfig", "FetchdCore"], exclude: ["Fixtures"]),

@@ -40,7 +40,10 @@ struct TOMLLineIndex {
             }
             let trimmed = line.drop(while: { $0 == " " || $0 == "\t" })
             if trimmed.hasPrefix("["), malformedHeaderLine == nil {
-                let first = trimmed.drop(while: { $0 == "[" || $0 == " " || $0 == "\t" }).first
+                // After the one or two opening brackets, a key must start: toml++ asserts on
+                // anything else (`[/x]`, a lone `[`, `[[[x]]`) instead of reporting an error.
+                let opening = trimmed.hasPrefix("[[") ? trimmed.dropFirst(2) : trimmed.dropFirst()
+                let first = opening.drop(while: { $0 == " " || $0 == "\t" }).first
                 if !(first.map { ($0.isASCII && ($0.isLetter || $0.isNumber)) || "_-\"']".contains($0) } ?? false) {
                     malformedHeaderLine = lineNumber
                 }

@@ -114,20 +114,28 @@ public struct ControlServer: Service {
     }
 
     private func respond(to line: ByteBuffer, from peer: PeerCredentials) async -> ControlResponse {
-        guard line.readableBytes <= ControlProtocol.maxLineBytes else {
-            return .failure(.badRequest, "request longer than \(ControlProtocol.maxLineBytes) bytes")
+        switch Self.parse(Data(line.readableBytesView)) {
+        case .success(let request): return await handler.handle(request, from: peer)
+        case .failure(let error): return ControlResponse(ok: false, error: error)
         }
-        let data = Data(line.readableBytesView)
-        if let probe = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+    }
+
+    /// Reads one request line (without its newline): the request, or the error to answer with.
+    /// Everything a peer sends goes through here first (the fuzzer's `control` target too).
+    public static func parse(_ line: Data) -> Result<ControlRequest, ControlError> {
+        guard line.count <= ControlProtocol.maxLineBytes else {
+            return .failure(ControlError(code: .badRequest, message: "request longer than \(ControlProtocol.maxLineBytes) bytes"))
+        }
+        if let probe = try? JSONSerialization.jsonObject(with: line) as? [String: Any],
            let version = probe["version"] as? Int, version != ControlProtocol.version {
-            return .failure(.unsupportedVersion,
-                            "protocol version \(version) is not supported; this fetchd speaks version \(ControlProtocol.version)")
+            return .failure(ControlError(
+                code: .unsupportedVersion,
+                message: "protocol version \(version) is not supported; this fetchd speaks version \(ControlProtocol.version)"))
         }
         do {
-            let request = try ControlProtocol.decoder().decode(ControlRequest.self, from: data)
-            return await handler.handle(request, from: peer)
+            return .success(try ControlProtocol.decoder().decode(ControlRequest.self, from: line))
         } catch {
-            return .failure(.badRequest, "not a valid request: \(error)")
+            return .failure(ControlError(code: .badRequest, message: "not a valid request: \(error)"))
         }
     }
 

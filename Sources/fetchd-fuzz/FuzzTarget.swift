@@ -1,12 +1,14 @@
 import FetchdConfig
+import FetchdControl
+import FetchdCore
 import FetchdPlanner
 import Foundation
 
 /// Fuzz targets for the parsers that read untrusted text: the TOML config loader (with its
-/// validation and line index) and the usage-trace parser (with the model and planner fed what
-/// it parsed). Built by `make fuzz` with `-sanitize=fuzzer,address -DFUZZING`: libFuzzer then
+/// validation and line index), the usage-trace parser (with the model and planner fed what
+/// it parsed) and the control protocol (a request line as a peer sends it). Built by `make fuzz` with `-sanitize=fuzzer,address -DFUZZING`: libFuzzer then
 /// provides `main` and calls `LLVMFuzzerTestOneInput` with each input; `FETCHD_FUZZ` picks the
-/// target (`config` or `trace`). A normal build makes a binary that says how to build it.
+/// target (`config`, `trace` or `control`). A normal build makes a binary that says how to build it.
 enum FuzzTarget {
     /// A scratch folder for the config target (one file, rewritten for every input).
     static let folder: String = {
@@ -19,6 +21,7 @@ enum FuzzTarget {
     static func run(_ data: Data) {
         switch ProcessInfo.processInfo.environment["FETCHD_FUZZ"] ?? "config" {
         case "trace": trace(data)
+        case "control": control(data)
         default: config(data)
         }
     }
@@ -32,6 +35,23 @@ enum FuzzTarget {
         FileManager.default.createFile(atPath: main, contents: Data("handlers_dir = \"\(folder)/handlers.d\"\n".utf8))
         FileManager.default.createFile(atPath: handlers, contents: data)
         _ = ConfigLoader.check(path: main)
+    }
+
+    /// The input as a control request line: parsed as the server parses it; a request is checked
+    /// as the daemon checks its fields, and must survive an encode/decode round trip unchanged
+    /// (a trap otherwise, which the fuzzer reports); every answer must encode.
+    static func control(_ data: Data) {
+        switch ControlServer.parse(data) {
+        case .success(let request):
+            if let name = request.handler { _ = HandlerName.problem(with: name) }
+            if let pushData = request.data { _ = try? PushData.validate(Array(pushData.utf8)) }
+            let encoded = try? ControlProtocol.encoder().encode(request)
+            let decoded = encoded.flatMap { try? ControlProtocol.decoder().decode(ControlRequest.self, from: $0) }
+            precondition(decoded == request, "a control request did not survive an encode/decode round trip")
+        case .failure(let error):
+            precondition((try? ControlProtocol.encoder().encode(ControlResponse(ok: false, error: error))) != nil,
+                         "an error answer could not be encoded")
+        }
     }
 
     /// The input as a usage trace; what parses is learned and planned from.
