@@ -24,8 +24,7 @@ extension FetchCoordinator {
         let outcome: BackgroundTransfer.Outcome
         let files: BackgroundTransfer.Files
         do {
-            _ = try snapshots.transferDirectory(for: name)
-            files = transferFiles(of: name)
+            files = BackgroundTransfer.Files(directory: try snapshots.makeTransferDirectory(for: name))
             outcome = await Self.download(transfer(for: handler), files: files, pause: pause, board: transferBoard, name: name)
         } catch {
             files = BackgroundTransfer.Files(directory: "")

@@ -15,15 +15,18 @@ extension FetchCoordinator {
         var dates: [String: Date] = [:]
         for handler in config.handlers where handler.kind == .transfer && handler.enabled
             && !isRunning(handler.name) && !takenByWake.contains(handler.name) {
-            let files = transferFiles(of: handler.name)
-            guard FileManager.default.fileExists(atPath: files.record) else { continue }
-            let state = states[handler.name]
-            let lastAttempt = min(state?.lastAttemptAt ?? .distantPast, now)
-            var date = lastAttempt.addingTimeInterval(Self.transferRetryDelaySeconds(failures: state?.consecutiveFailures ?? 0))
-            if handler.honorServerHints, let notBefore = state?.notBefore { date = max(date, notBefore) }
-            dates[handler.name] = date
+            dates[handler.name] = transferResumeDate(of: handler, state: states[handler.name], now: now)
         }
         return dates
+    }
+
+    /// When `handler`'s partial transfer may resume (see `transferResumeDates`); nil without one.
+    func transferResumeDate(of handler: HandlerConfig, state: HandlerState?, now: Date) -> Date? {
+        guard FileManager.default.fileExists(atPath: transferFiles(of: handler.name).record) else { return nil }
+        let lastAttempt = min(state?.lastAttemptAt ?? .distantPast, now)
+        let date = lastAttempt.addingTimeInterval(Self.transferRetryDelaySeconds(failures: state?.consecutiveFailures ?? 0))
+        guard handler.honorServerHints, let notBefore = state?.notBefore else { return date }
+        return max(date, notBefore)
     }
 
     /// The wait before resuming after `failures` failures in a row: 30 s doubling to an hour.
@@ -33,7 +36,7 @@ extension FetchCoordinator {
 
     /// Where `name`'s transfer keeps its partial download (the folder may not exist yet).
     nonisolated func transferFiles(of name: String) -> BackgroundTransfer.Files {
-        BackgroundTransfer.Files(directory: "\(snapshots.directory(of: name))/.transfer")
+        BackgroundTransfer.Files(directory: snapshots.transferDirectory(of: name))
     }
 
     /// Pauses the running transfers whose conditions stopped holding (the network became metered
@@ -53,10 +56,9 @@ extension FetchCoordinator {
         if let live = transferBoard.status(of: handler.name) { return live }
         let files = transferFiles(of: handler.name)
         guard let record = TransferResumeRecord.read(from: files.record) else { return nil }
-        var info = stat()
-        let bytes = stat(files.partial, &info) == 0 ? Int(info.st_size) : 0
-        var status = TransferStatus(state: .partial, bytes: bytes, totalBytes: record.totalBytes)
-        status.resumesAt = transferResumeDates(states: [handler.name: state].compactMapValues { $0 }, now: Date())[handler.name]
+        var status = TransferStatus(state: .partial, bytes: BackgroundTransfer.size(of: files.partial),
+                                    totalBytes: record.totalBytes)
+        status.resumesAt = transferResumeDate(of: handler, state: state, now: Date())
         return status
     }
 }

@@ -105,7 +105,8 @@ public actor FetchCoordinator {
             .filter { running[$0.name] == nil && !takenByWake.contains($0.name) }
         // Partial transfers resume when their retry time has come, whatever their min_interval.
         let resuming = transferResumeDates(states: states, now: now).filter { $0.value <= now }
-        eligible += config.handlers.filter { resuming[$0.name] != nil && !eligible.map(\.name).contains($0.name) }
+        let alreadyDue = Set(eligible.map(\.name))
+        eligible += config.handlers.filter { resuming[$0.name] != nil && !alreadyDue.contains($0.name) }
         var due = withinGlobalBudget(holdingConditions(eligible), planned: planned, globalUse: globalUse)
         // Deferred pushes whose time has come run as push fetches, with their data.
         let pushes = takeDuePushes(now: now)

@@ -118,7 +118,7 @@ extension BackgroundTransfer {
     }
 
     /// The size of the file at `path`, 0 when there is none.
-    static func size(of path: String) -> Int {
+    public static func size(of path: String) -> Int {
         var info = stat()
         return stat(path, &info) == 0 ? Int(info.st_size) : 0
     }

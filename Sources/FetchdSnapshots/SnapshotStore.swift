@@ -68,10 +68,14 @@ public final class SnapshotStore: Sendable {
         return "\(staging)/\(UUID().uuidString.lowercased())"
     }
 
-    /// The folder of `handler`'s partial background transfer, created when missing. Unlike
+    /// The folder of `handler`'s partial background transfer (it may not exist). Unlike
     /// `.staging` it survives a restart: its content is the transfer's progress.
-    public func transferDirectory(for handler: String) throws(DurableFile.Failure) -> String {
-        let directory = "\(directory(of: handler))/.transfer"
+    public func transferDirectory(of handler: String) -> String { "\(directory(of: handler))/.transfer" }
+
+    /// `transferDirectory(of:)`, created when missing.
+    @discardableResult
+    public func makeTransferDirectory(for handler: String) throws(DurableFile.Failure) -> String {
+        let directory = transferDirectory(of: handler)
         try DurableFile.makeDirectory(directory, mode: 0o700)
         return directory
     }

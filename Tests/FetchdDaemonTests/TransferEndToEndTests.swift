@@ -52,7 +52,7 @@ struct TransferEndToEndTests {
         let digest = try await makeSource(in: source, name: "big.bin", mebibytes: 200)
         let server = try RangeServer(folder: source.path, file: "big.bin")
         defer { server.stop() }
-        try server.control("rate/40000000")  // about 5 s in all: room for kills in the middle
+        try await server.control("rate/40000000")  // about 5 s in all: room for kills in the middle
         let daemon = try DaemonProcess(handlers: Self.handler(url: server.url, sha256: digest), heartbeat: "1h")
         try await daemon.start()
         let partial = daemon.cachePath + "/big/.transfer/partial"
@@ -69,7 +69,7 @@ struct TransferEndToEndTests {
         #expect(try await sha256(of: content) == digest, "the resumed file is not byte-identical")
         #expect(!FileManager.default.fileExists(atPath: partial), "the partial file became the snapshot")
 
-        let stats = try server.stats()
+        let stats = try await server.stats()
         let total = 200 * Self.mebibyte
         // Each kill may lose what was in flight (socket buffers), never what reached the file.
         #expect(stats.sent <= total + 3 * 16 * Self.mebibyte, "sent \(stats.sent) bytes for a \(total)-byte file")
@@ -90,7 +90,7 @@ struct TransferEndToEndTests {
         let digest = try await makeSource(in: source, name: "big.bin", mebibytes: 12)
         let server = try RangeServer(folder: source.path, file: "big.bin")
         defer { server.stop() }
-        try server.control("rate/2000000")
+        try await server.control("rate/2000000")
         let copy = source.file("copy.bin")
         let daemon = try DaemonProcess(
             handlers: Self.handler(url: server.url, sha256: digest, extra: """
@@ -121,13 +121,13 @@ struct TransferEndToEndTests {
         #expect(pausedAt < 12 * Self.mebibyte)
 
         // Unmetered again: it resumes from where it stopped and finishes.
-        try server.control("rate/0")
+        try await server.control("rate/0")
         try await manager.send("metered 2")
         let content = daemon.cachePath + "/big/latest/content"
         #expect(await waitUntil(timeoutSeconds: 60) { FileManager.default.fileExists(atPath: copy) }, "never finished")
         #expect(try await sha256(of: content) == digest)
         #expect(try await sha256(of: copy) == digest, "on_complete got the finished file's path")
-        let requests = try server.stats().requests
+        let requests = try await server.stats().requests
         #expect(requests.count == 2 && requests[1].status == 206 && requests[1].start == pausedAt, "\(requests)")
 
         let (exit, log) = await daemon.stopWithoutBlocking()
@@ -142,7 +142,7 @@ struct TransferEndToEndTests {
         let digest = try await makeSource(in: source, name: "big.bin", mebibytes: 3)
         let server = try RangeServer(folder: source.path, file: "big.bin")
         defer { server.stop() }
-        try server.control("rate/3000000")
+        try await server.control("rate/3000000")
         let handlers = ["one", "two"].map {
             Self.handler(url: server.url, sha256: digest).replacingOccurrences(of: "name = \"big\"", with: "name = \"\($0)\"")
         }

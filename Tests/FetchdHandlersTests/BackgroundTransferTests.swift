@@ -76,7 +76,7 @@ struct BackgroundTransferTests {
         try leavePartial(of: "a.bin", bytes: kept)
         let done = try completed(await transfer().run(files: files))
         #expect(done.sha256 == (try digest(of: folder.file("a.bin"))))
-        let stats = try server.stats()
+        let stats = try await server.stats()
         #expect(stats.requests.map(\.start) == [kept])
         #expect(stats.requests.map(\.status) == [206])
         #expect(stats.sent == Self.size - kept, "only the missing bytes are downloaded")
@@ -85,27 +85,27 @@ struct BackgroundTransferTests {
 
     @Test func serverWithoutRangesStartsAfresh() async throws {
         defer { server.stop(); folder.remove() }
-        try server.control("mode/norange")
+        try await server.control("mode/norange")
         try leavePartial(of: "a.bin", bytes: 500_000)
         let done = try completed(await transfer().run(files: files))
         #expect(done.sha256 == (try digest(of: folder.file("a.bin"))), "a 200 replaces the partial file, never appends")
-        #expect(try server.stats().requests.map(\.status) == [200])
+        #expect(try await server.stats().requests.map(\.status) == [200])
     }
 
     @Test func changedResourceRestartsThroughIfRange() async throws {
         defer { server.stop(); folder.remove() }
         try leavePartial(of: "a.bin", bytes: 2_000_000)
-        try server.control("serve/b.bin")  // the resource changed since the partial file began
+        try await server.control("serve/b.bin")  // the resource changed since the partial file began
         let done = try completed(await transfer().run(files: files))
         #expect(done.sha256 == (try digest(of: folder.file("b.bin"))), "no bytes of the old version survive")
-        #expect(try server.stats().requests.map(\.status) == [200])
+        #expect(try await server.stats().requests.map(\.status) == [200])
     }
 
     @Test func errorPageNeverLandsInThePartialFile() async throws {
         defer { server.stop(); folder.remove() }
         let kept = 700_000
         try leavePartial(of: "a.bin", bytes: kept)
-        try server.control("fail/1")
+        try await server.control("fail/1")
         guard case .failed(let reason, let details, let keptBytes) = await transfer().run(files: files) else {
             Issue.record("a 503 must fail the run")
             return
@@ -123,7 +123,7 @@ struct BackgroundTransferTests {
     @Test func aLostConnectionKeepsWhatArrivedAndTheNextRunResumes() async throws {
         defer { server.stop(); folder.remove() }
         let cut = 1_234_567
-        try server.control("drop/\(cut)")
+        try await server.control("drop/\(cut)")
         guard case .failed(let reason, _, let keptBytes) = await transfer().run(files: files) else {
             Issue.record("a connection lost mid-body must fail the run")
             return
@@ -132,7 +132,7 @@ struct BackgroundTransferTests {
         #expect(reason.contains("interrupted at \(cut) of \(Self.size) bytes; it resumes from there"), "\(reason)")
         let done = try completed(await transfer().run(files: files))
         #expect(done.sha256 == (try digest(of: folder.file("a.bin"))))
-        let stats = try server.stats()
+        let stats = try await server.stats()
         #expect(stats.requests.map(\.start) == [-1, cut] && stats.sent == Self.size, "\(stats)")
     }
 
@@ -154,12 +154,12 @@ struct BackgroundTransferTests {
         try leavePartial(of: "a.bin", bytes: Self.size)
         let done = try completed(await transfer().run(files: files))
         #expect(done.sha256 == (try digest(of: folder.file("a.bin"))))
-        #expect(try server.stats().sent == 0)
+        #expect(try await server.stats().sent == 0)
     }
 
     @Test func cancellingKeepsThePartialFile() async throws {
         defer { server.stop(); folder.remove() }
-        try server.control("rate/1000000")
+        try await server.control("rate/1000000")
         let job = transfer()
         let progress = ProgressBox()
         let files = self.files
@@ -176,7 +176,7 @@ struct BackgroundTransferTests {
         // buffers of the abandoned connection in the instant before it is seen closed, and count it.
         let done = try completed(await transfer().run(files: files))
         #expect(done.sha256 == (try digest(of: folder.file("a.bin"))))
-        let stats = try server.stats()
+        let stats = try await server.stats()
         #expect(stats.requests.last?.start ?? -1 >= kept, "resumed where the cancelled run stopped")
         #expect(stats.sent <= Self.size + 1024 * 1024, "downloaded once, plus at most the bytes in flight")
     }

@@ -116,37 +116,18 @@ public final class RangeServer: Sendable {
     /// The file's URL.
     public var url: String { "http://127.0.0.1:\(port)/file" }
 
-    /// Calls a control route, e.g. `control("mode/norange")`; returns its body. (A plain socket:
-    /// Foundation's URL loading is not what is under test.)
+    /// Calls a control route, e.g. `control("mode/norange")`; returns its body.
     @discardableResult
-    public func control(_ route: String) throws -> Data {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EIO) }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
-        let request = Array("GET /\(route) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
-        guard send(fd, request, request.count, 0) == request.count else { throw POSIXError(.EIO) }
-        var response: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = recv(fd, &buffer, buffer.count, 0)
-            if count <= 0 { break }
-            response += buffer[..<count]
-        }
-        guard let end = response.firstRange(of: Array("\r\n\r\n".utf8)) else { throw POSIXError(.EPROTO) }
-        return Data(response[end.upperBound...])
+    public func control(_ route: String) async throws -> String {
+        let reply = await RawHTTPClient.exchange(port: port, RawHTTPClient.get("/" + route))
+        guard reply.status == 200 else { throw POSIXError(.EPROTO) }
+        return reply.body
     }
 
     /// Body bytes sent in all, and each request's range start (-1: none) and status.
-    public func stats() throws -> (sent: Int, requests: [(start: Int, status: Int)]) {
-        let object = try JSONSerialization.jsonObject(with: control("stats")) as? [String: Any] ?? [:]
+    public func stats() async throws -> (sent: Int, requests: [(start: Int, status: Int)]) {
+        let body = try await control("stats")
+        let object = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any] ?? [:]
         let requests = (object["requests"] as? [[Int]] ?? []).map { ($0[0], $0[1]) }
         return (object["sent"] as? Int ?? 0, requests)
     }

@@ -33,6 +33,17 @@ def ok_fetches(daemon):
     return sum(1 for line in daemon.log_text().splitlines() if "ok: newData" in line)
 
 
+def expect_neighbour_fetches(daemon, since, more=0, label=""):
+    """Fails unless the neighbouring handler "ok" fetched more than `since + more` times within 20 s."""
+    if not wait_until(lambda: ok_fetches(daemon) > since + more, 20):
+        fail(f"{label}the neighbouring handler stopped fetching")
+
+
+def stop_cleanly(daemon):
+    if daemon.stop() != 0:
+        fail("fetchd did not exit cleanly")
+
+
 def many(args):
     count, scheduled, limit = args.handlers, min(args.scheduled or args.handlers, args.handlers), 4
     runs = "RUNS"
@@ -81,8 +92,7 @@ def many(args):
     ran = sum(1 for h in status["handlers"] if h.get("last_result"))
     if ran != scheduled:
         fail(f"{ran} handlers have a result, {scheduled} were due")
-    if daemon.stop() != 0:
-        fail("fetchd did not exit cleanly")
+    stop_cleanly(daemon)
     print(f"many handlers: {count} configured, {scheduled} due at start; ready in {ready:.1f} s; status lists all "
           f"{count}; {len(taken)} wake(s) took them; they ran in {wake:.0f} s, at most {most} at once (max_concurrent {limit}); "
           f"peak RSS {peak_rss // 1024} MiB, peak {peak_threads} threads, peak {peak_fds} fds")
@@ -118,11 +128,9 @@ def fork(args):
             fail(f"{name}: expected {expected}, got {result and (result.stdout + result.stderr)}")
         if not wait_until(lambda: not processes_with(marker), 20):
             fail(f"{name}: {len(processes_with(marker))} of its children still alive 20 s after the fetch ended")
-        if not wait_until(lambda: ok_fetches(daemon) > before + 1, 20):
-            fail(f"{name}: the neighbouring handler stopped fetching")
+        expect_neighbour_fetches(daemon, before, more=1, label=f"{name}: ")
     fds, threads_now = fd_count(daemon.pid), threads(daemon.pid)
-    if daemon.stop() != 0:
-        fail("fetchd did not exit cleanly")
+    stop_cleanly(daemon)
     print(f"fork: 2 handlers each forked {args.children} children (one waited until its deadline: expired; "
           f"one exited at once: newData); none of the {2 * args.children} outlived its fetch; the neighbour "
           f"went on fetching; fetchd then held {fds} fds, {threads_now} threads")
@@ -156,11 +164,8 @@ def spew(args):
         fail(f"loud-failure: reason should end with its last line and stay short, got {len(reason)} characters")
     if peak - baseline > 64 * 1024:
         fail(f"fetchd grew by {peak - baseline} KiB while handlers printed without end")
-    before = ok_fetches(daemon)
-    if not wait_until(lambda: ok_fetches(daemon) > before, 20):
-        fail("the neighbouring handler stopped fetching")
-    if daemon.stop() != 0:
-        fail("fetchd did not exit cleanly")
+    expect_neighbour_fetches(daemon, ok_fetches(daemon))
+    stop_cleanly(daemon)
     print(f"spew: 2 handlers printed without end for {args.seconds} s (stdout, stderr) and one printed 50 MB then "
           f"failed; RSS {baseline // 1024} MiB before, peak {peak // 1024} MiB ({(peak - baseline) // 1024:+d} MiB); "
           f"the failure's reason is {len(reason)} characters and ends \"{reason[-40:]}\"")
@@ -203,11 +208,8 @@ def nofile(args):
     recovered = daemon.fetchctl("fetch", "probe", "--wait", timeout=60)
     if recovered is None or not recovered.stdout.startswith("probe: newData"):
         fail(f"with the limit raised again the fetch should work, got {recovered and recovered.stdout}")
-    before = ok_fetches(daemon)
-    if not wait_until(lambda: ok_fetches(daemon) > before, 20):
-        fail("the neighbouring handler stopped fetching")
-    if daemon.stop() != 0:
-        fail("fetchd did not exit cleanly")
+    expect_neighbour_fetches(daemon, ok_fetches(daemon))
+    stop_cleanly(daemon)
     print(f"nofile: fetchd held {held} fds; RLIMIT_NOFILE lowered to {limit}: the fetch failed with "
           f"\"{answer[:160]}\", fetchd answered; {args.rounds} rounds at random limits (fetch outcomes: {outcomes}) "
           f"survived; raised again: the fetch succeeded and the neighbour went on")

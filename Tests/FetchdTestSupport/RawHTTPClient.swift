@@ -8,28 +8,33 @@ import Glibc
 /// client library would refuse to: oversized headers, a trickle, a body that lies about itself.
 /// The blocking socket calls run on a thread of their own, never on Swift's cooperative pool
 /// (the server under test needs that pool).
-enum RawHTTPClient {
+public enum RawHTTPClient {
     /// What came back.
-    struct Reply: Sendable {
+    public struct Reply: Sendable {
         /// The status code, or nil when the server closed without answering.
-        var status: Int?
+        public var status: Int?
         /// The header block, as text.
-        var headers: String
+        public var headers: String
         /// The body, as text.
-        var body: String
+        public var body: String
         /// Whether the server closed the connection after the reply.
-        var closed: Bool
+        public var closed: Bool
+    }
+
+    /// A `GET path` request that asks the server to close the connection after its reply.
+    public static func get(_ path: String) -> [UInt8] {
+        Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
     }
 
     /// A `POST path` request with `headers` and `body` (Content-Length set from it).
-    static func post(_ path: String, headers: [String] = [], body: String = "") -> [UInt8] {
+    public static func post(_ path: String, headers: [String] = [], body: String = "") -> [UInt8] {
         let lines = ["POST \(path) HTTP/1.1", "Host: 127.0.0.1", "Content-Length: \(body.utf8.count)"] + headers
         return Array((lines.joined(separator: "\r\n") + "\r\n\r\n" + body).utf8)
     }
 
     /// Sends `request` to 127.0.0.1:`port` (a partial request is sent as it is, and nothing
     /// more) and reads one reply; waits at most `timeoutSeconds` for the server.
-    static func exchange(port: Int, _ request: [UInt8], timeoutSeconds: Int = 20) async -> Reply {
+    public static func exchange(port: Int, _ request: [UInt8], timeoutSeconds: Int = 20) async -> Reply {
         await withCheckedContinuation { continuation in
             let thread = Thread {
                 continuation.resume(returning: blockingExchange(port: port, request, timeoutSeconds: timeoutSeconds))
