@@ -111,6 +111,11 @@ public struct FetchPlanner: Sendable {
         // holds it to the rolling budget; holding every later one to it too made plans worse
         // on every trace and decisions twice as slow.
         let last = past.last
+        // A profile with no habit to wait for (half its uses spread over many bins) is planned
+        // on its hours of use, not on the last few uses' exact times.
+        let (expected, spreadWeight) = Self.isDiffuse(expected)
+            ? (Self.smoothed(expected, radius: Self.diffuseSmoothingBins), Self.diffuseSpreadWeight)
+            : (expected, Self.spreadWeight)
         let count = expected.count
         // Times relative to `now`, in seconds; use k is at the middle of bin k.
         let useTime = (0..<count).map { (Double($0) + 0.5) * Self.binSeconds }
@@ -132,18 +137,22 @@ public struct FetchPlanner: Sendable {
         /// longer staleness, so that uses with no clear habit still get evenly spread fetches.
         func cost(from: Int, to: Int, fetch: Double) -> Double {
             capped(from: from, to: to, fetch: fetch, limit: cap)
-                + Self.spreadWeight * capped(from: from, to: to, fetch: fetch, limit: Self.spreadCapSeconds)
+                + spreadWeight * capped(from: from, to: to, fetch: fetch, limit: Self.spreadCapSeconds)
         }
         // Fetches chosen so far: (time relative to now, first bin they serve). The latest real
         // fetch serves from bin 0.
         var chosen: [(time: Double, bin: Int)] = [(last.map { $0.timeIntervalSince(now) } ?? -cap, 0)]
         let earliest = floor.timeIntervalSince(now)
-        let budget = limits.budgetPerDay
+        // The budget counts the fetches expected to be made: a late fetch of a chain through a
+        // habit is made only if the use has not come yet (see `madeShare`).
+        let budget = Double(limits.budgetPerDay)
+        let made = Self.madeShare(expected)
+        var spent = 0.0
         // A fetch can only help uses after it: bins with no expected use in the next `cap` are
         // never worth a fetch, and most of a day is such bins.
         let reach = Int(Self.spreadCapSeconds / Self.binSeconds) + 1
         var candidates = (0..<count).filter { mass[min(count, $0 + reach)] - mass[$0] > 1e-4 }
-        for _ in 0..<budget {
+        while spent < budget, chosen.count <= 3 * limits.budgetPerDay {
             var best: (gain: Double, bin: Int)?
             for bin in candidates {
                 let fetch = Double(bin) * Self.binSeconds - limits.leadSeconds
@@ -167,6 +176,7 @@ public struct FetchPlanner: Sendable {
             }
             guard let best else { break }
             chosen.append((Double(best.bin) * Self.binSeconds - limits.leadSeconds, best.bin))
+            spent += made[best.bin]
             candidates.removeAll { $0 == best.bin }
         }
         let planned = chosen.dropFirst().sorted { $0.time < $1.time }

@@ -63,12 +63,13 @@ public struct UsageModel: Sendable {
         var byWeekday = Array(repeating: Array(repeating: 0.0, count: Self.binsPerDay), count: 7)
         var byKind = Array(repeating: Array(repeating: 0.0, count: Self.binsPerDay), count: 2)
         guard let first = sessions.first else { return byWeekday }
+        let kernel = Self.kernel(daysOfUse: daysOfUse)
         let weight = { (date: Date) in pow(0.5, max(0, now.timeIntervalSince(date)) / 86_400 / self.settings.halfLifeDays) }
         for session in sessions {
             let local = LocalTime(session.date, offsetSeconds: session.utcOffsetSeconds)
             let w = weight(session.date)
             let bin = local.minuteOfDay / Self.binMinutes
-            for (offset, share) in Self.kernel {
+            for (offset, share) in kernel {
                 let spread = (bin + offset + Self.binsPerDay) % Self.binsPerDay
                 byWeekday[local.weekday][spread] += w * share
                 byKind[local.weekday >= 5 ? 1 : 0][spread] += w * share
@@ -105,6 +106,18 @@ public struct UsageModel: Sendable {
             }
         }
         return blended
+    }
+
+    /// The spread of one use over neighbouring bins: wide while few days have been seen (a
+    /// habit's time is known only roughly from two or three uses), narrowing to `kernel`.
+    static func kernel(daysOfUse: Int) -> [(offset: Int, weight: Double)] {
+        // Two bins (10 min) at two days, shrinking as 1/sqrt(days) like the error of a mean.
+        let sd = 2 * (2 / Double(max(1, daysOfUse))).squareRoot()
+        guard sd > 1.1 else { return kernel }  // `kernel`'s own spread
+        let reach = Int((3 * sd).rounded(.up))
+        let raw = (-reach...reach).map { (offset: $0, weight: exp(-Double($0 * $0) / (2 * sd * sd))) }
+        let total = raw.reduce(0) { $0 + $1.weight }
+        return raw.map { ($0.offset, $0.weight / total) }
     }
 
     /// The weekday (0 = Monday) of a day number (days since 1970-01-01, a Thursday).
