@@ -105,8 +105,11 @@ public final class SnapshotStore: Sendable {
 
     /// The version `latest` points at.
     public func currentVersion(of handler: String) -> String? {
-        guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(directory(of: handler))/latest")
-        else { return nil }
+        // readlink(2) itself: Foundation's wrapper costs more than the call, once per fetch.
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
+        let length = readlink("\(directory(of: handler))/latest", &buffer, buffer.count - 1)
+        guard length > 0 else { return nil }
+        let target = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return PathName.lastComponent(of: target)
     }
 
@@ -134,15 +137,24 @@ public final class SnapshotStore: Sendable {
 
     /// SHA-256 (lower-case hex) and size of a file, read in chunks so large snapshots stay cheap.
     public static func sha256(ofFile path: String) throws -> (digest: String, bytes: Int) {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw DurableFile.Failure(operation: "open", path: path, code: errno)
-        }
-        defer { try? handle.close() }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw DurableFile.Failure(operation: "open", path: path, code: errno) }
+        defer { close(descriptor) }
         var hasher = SHA256()
         var bytes = 0
-        while let chunk = try handle.read(upToCount: 256 * 1024), !chunk.isEmpty {
-            hasher.update(data: chunk)
-            bytes += chunk.count
+        // Plain read(2) into one buffer: most snapshots are small, and FileHandle allocated a
+        // Data per read on every fetch.
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)  // under malloc's mmap threshold
+        defer { buffer.deallocate() }
+        while true {
+            let count = read(descriptor, buffer.baseAddress, buffer.count)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw DurableFile.Failure(operation: "read", path: path, code: errno)
+            }
+            if count == 0 { break }
+            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            bytes += count
         }
         return (HexText.lowercase(hasher.finalize()), bytes)
     }
