@@ -50,8 +50,17 @@ public enum DurableFile {
     public static func write(_ data: Data, to path: String, mode: mode_t = 0o644, durably: Bool = true) throws(Failure) {
         let directory = PathName.directory(of: path)
         let temporary = "\(directory)/.\(PathName.lastComponent(of: path)).tmp-\(getpid())-\(UInt32.random(in: 0 ... .max))"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
-        guard fd >= 0 else { throw Failure(operation: "create", path: temporary, code: errno) }
+        try writeNew(data, to: temporary, mode: mode, durably: durably)
+        do { try rename(temporary, to: path) } catch { unlink(temporary); throw error }
+        if durably { try sync(directory: directory.isEmpty ? "." : directory) }
+    }
+
+    /// Creates `path`, which must not exist, and writes `data` to it, in place: only for a file
+    /// no reader can see yet (inside a hidden folder that is renamed into view once complete).
+    /// A failure removes the file. `durably` fsyncs it.
+    public static func writeNew(_ data: Data, to path: String, mode: mode_t = 0o644, durably: Bool = false) throws(Failure) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw Failure(operation: "create", path: path, code: errno) }
         var failure: Failure?
         data.withUnsafeBytes { buffer in
             var offset = 0
@@ -59,16 +68,14 @@ public enum DurableFile {
                 let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
                 if written < 0 {
                     if errno == EINTR { continue }
-                    failure = Failure(operation: "write", path: temporary, code: errno); return
+                    failure = Failure(operation: "write", path: path, code: errno); return
                 }
                 offset += written
             }
         }
-        if failure == nil && durably && fsync(fd) != 0 { failure = Failure(operation: "fsync", path: temporary, code: errno) }
+        if failure == nil && durably && fsync(fd) != 0 { failure = Failure(operation: "fsync", path: path, code: errno) }
         close(fd)
-        if let failure { unlink(temporary); throw failure }
-        do { try rename(temporary, to: path) } catch { unlink(temporary); throw error }
-        if durably { try sync(directory: directory.isEmpty ? "." : directory) }
+        if let failure { unlink(path); throw failure }
     }
 
     /// Atomically points the symlink at `path` to `target` (create a temp link, rename over);

@@ -136,7 +136,9 @@ extension SnapshotStore {
         try DurableFile.makeDirectory(incoming)
         chmod(pending.stagedFile, 0o644)
         try DurableFile.rename(pending.stagedFile, to: "\(incoming)/content")
-        try DurableFile.write(pending.metadataJSON, to: "\(incoming)/meta.json", durably: false)
+        // Written in place: the folder is hidden until step 3, and recovery removes it if a
+        // crash leaves it half done; the batch's first syncfs makes the file durable.
+        try DurableFile.writeNew(pending.metadataJSON, to: "\(incoming)/meta.json")
     }
 
     /// Step 3: the version appears under its real name and becomes `latest`.

@@ -22,6 +22,7 @@ extension SnapshotStore {
     /// Deletes all but the newest `retain` versions of `handler`; `latest` is never deleted.
     public func prune(handler: String, retain: Int) {
         let names = ledger.withLock { ($0.versions[handler].map { Array($0.keys) } ?? []).sorted() }
+        guard names.count > max(retain, 1) else { return }  // the usual case: no readlink per commit
         let current = currentVersion(of: handler)
         for name in names.dropLast(max(retain, 1)) where name != current {
             removeVersion(handler, name)
