@@ -2,6 +2,9 @@ extension FetchPlanner {
     /// The least share a planned fetch counts against the budget, however likely its episode's
     /// use is to have come before it (a plan of free fetches would have no end).
     static let leastMadeShare = 0.4
+    /// At most this many fetches are planned per fetch of the budget (the late ones of each
+    /// chain count for little), which also bounds a decision's cost.
+    static let mostPlannedPerBudget = 3
     /// A forecast whose busiest bins holding half its uses number more than this is diffuse:
     /// uses scattered over the day, no habit to fetch just before.
     static let diffuseBinsForHalf = 16

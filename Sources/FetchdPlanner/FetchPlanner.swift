@@ -152,7 +152,7 @@ public struct FetchPlanner: Sendable {
         // never worth a fetch, and most of a day is such bins.
         let reach = Int(Self.spreadCapSeconds / Self.binSeconds) + 1
         var candidates = (0..<count).filter { mass[min(count, $0 + reach)] - mass[$0] > 1e-4 }
-        while spent < budget, chosen.count <= 3 * limits.budgetPerDay {
+        while spent < budget, chosen.count <= Self.mostPlannedPerBudget * limits.budgetPerDay {
             var best: (gain: Double, bin: Int)?
             for bin in candidates {
                 let fetch = Double(bin) * Self.binSeconds - limits.leadSeconds
