@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 
 /// What fetchd records next to every snapshot version, as `meta.json`.
@@ -50,45 +53,99 @@ public struct SnapshotMetadata: Codable, Sendable, Equatable {
     /// cleanly. Written by hand: JSONEncoder was the largest single cost of a commit, and the
     /// shape is fixed. `decode` reads it (and anything else JSONEncoder would have written).
     public func encoded() throws -> Data {
-        var fields: [(String, String)] = [("bytes", String(bytes))]
-        if let contentType { fields.append(("content_type", Self.quoted(contentType))) }
-        let detailLines = details.sorted { $0.key < $1.key }
-            .map { "    \(Self.quoted($0.key)) : \(Self.quoted($0.value))" }
-        fields.append(("details", detailLines.isEmpty ? "{ }" : "{\n" + detailLines.joined(separator: ",\n") + "\n  }"))
-        fields += [
-            ("duration_ms", String(durationMilliseconds)),
-            ("fetched_at", Self.quoted(Self.dateStyle.format(fetchedAt))),
-            ("handler", Self.quoted(handler)),
-            ("result", Self.quoted(result)),
-            ("sha256", Self.quoted(sha256)),
-            ("trigger", Self.quoted(trigger)),
-            ("version", Self.quoted(version)),
-        ]
-        let body = fields.map { "  \"\($0.0)\" : \($0.1)" }.joined(separator: ",\n")
-        return Data(("{\n" + body + "\n}").utf8)
+        // Appended as bytes into one buffer: building it from interpolated strings was most of
+        // the cost of a small fetch's commit.
+        var out: [UInt8] = []
+        out.reserveCapacity(512 + details.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 12 })
+        func field(_ name: StaticString, first: Bool = false) {
+            out.append(contentsOf: (first ? "{\n  \"" : ",\n  \"").utf8)
+            out.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+            out.append(contentsOf: "\" : ".utf8)
+        }
+        field("bytes", first: true)
+        out.append(contentsOf: String(bytes).utf8)
+        if let contentType {
+            field("content_type")
+            Self.appendQuoted(contentType, to: &out)
+        }
+        field("details")
+        if details.isEmpty {
+            out.append(contentsOf: "{ }".utf8)
+        } else {
+            for (index, (key, value)) in details.sorted(by: { $0.key < $1.key }).enumerated() {
+                out.append(contentsOf: (index == 0 ? "{\n    " : ",\n    ").utf8)
+                Self.appendQuoted(key, to: &out)
+                out.append(contentsOf: " : ".utf8)
+                Self.appendQuoted(value, to: &out)
+            }
+            out.append(contentsOf: "\n  }".utf8)
+        }
+        field("duration_ms")
+        out.append(contentsOf: String(durationMilliseconds).utf8)
+        field("fetched_at")
+        Self.appendQuoted(Self.isoText(fetchedAt), to: &out)
+        for (name, value) in [("handler", handler), ("result", result), ("sha256", sha256), ("trigger", trigger),
+                              ("version", version)] as [(StaticString, String)] {
+            field(name)
+            Self.appendQuoted(value, to: &out)
+        }
+        out.append(contentsOf: "\n}".utf8)
+        return Data(out)
+    }
+
+    /// Appends `text` as a JSON string literal. Byte by byte: only ASCII bytes are escaped, and
+    /// UTF-8 never uses those inside a multi-byte character.
+    static func appendQuoted(_ text: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out.append(contentsOf: "\\\"".utf8)
+            case UInt8(ascii: "\\"): out.append(contentsOf: "\\\\".utf8)
+            case UInt8(ascii: "\n"): out.append(contentsOf: "\\n".utf8)
+            case UInt8(ascii: "\r"): out.append(contentsOf: "\\r".utf8)
+            case UInt8(ascii: "\t"): out.append(contentsOf: "\\t".utf8)
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                out.append(contentsOf: "\\u00".utf8)
+                out.append(hex[Int(byte >> 4)])
+                out.append(hex[Int(byte & 0xF)])
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
     }
 
     /// `text` as a JSON string literal.
     static func quoted(_ text: String) -> String {
-        // Most values (digests, names, numbers, URLs) need no escaping at all.
-        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            return "\"" + text + "\""
+        var out: [UInt8] = []
+        appendQuoted(text, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `2026-11-21T11:49:28.123Z`, as `dateStyle` writes it, without its formatter's cost.
+    static func isoText(_ date: Date) -> String {
+        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        var (seconds, fraction) = milliseconds.quotientAndRemainder(dividingBy: 1000)
+        if fraction < 0 { seconds -= 1; fraction += 1000 }
+        var time = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        var out: [UInt8] = []
+        out.reserveCapacity(24)
+        func digits(_ value: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            var rest = value
+            while divisor > 0 { out.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10)); rest %= divisor; divisor /= 10 }
         }
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        digits(Int(parts.tm_year) + 1900, 4); out.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mon) + 1, 2); out.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mday), 2); out.append(UInt8(ascii: "T"))
+        digits(Int(parts.tm_hour), 2); out.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_min), 2); out.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_sec), 2); out.append(UInt8(ascii: "."))
+        digits(Int(fraction), 3); out.append(UInt8(ascii: "Z"))
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Reads metadata written by `encoded()`.

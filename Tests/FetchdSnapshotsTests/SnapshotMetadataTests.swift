@@ -1,4 +1,4 @@
-import FetchdSnapshots
+@testable import FetchdSnapshots
 import Foundation
 import Testing
 
@@ -29,5 +29,21 @@ struct SnapshotMetadataTests {
         let text = String(decoding: try metadata.encoded(), as: UTF8.self)
         #expect(text.contains("\"fetched_at\" : \"1970-01-01T00:00:00.000Z\""), "\(text)")
         #expect(!text.contains("content_type"))
+    }
+
+    @Test func datesAreWrittenAsFoundationWritesThemToTheMillisecond() throws {
+        let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        var random = SystemRandomNumberGenerator()
+        let instants = [0, 1, 999, 1_795_163_412_345, -1, -1001, 253_402_300_799_999]
+            + (0..<500).map { _ in Int64.random(in: 0...4_102_444_800_000, using: &random) }
+        for milliseconds in instants {
+            let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+            // Foundation truncates, and x.999 s as a Double is a hair under it, so it can write
+            // .998; fetchd writes the nearest millisecond. Nudged into the millisecond, the two agree.
+            #expect(SnapshotMetadata.isoText(date) == style.format(date.addingTimeInterval(0.0004)), "\(milliseconds)")
+            // And what fetchd writes reads back as the same millisecond.
+            let parsed = try style.parse(SnapshotMetadata.isoText(date))
+            #expect(Int64((parsed.timeIntervalSince1970 * 1000).rounded()) == milliseconds)
+        }
     }
 }
