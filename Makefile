@@ -8,8 +8,9 @@ DEBIAN_PACKAGES := libcurl4-openssl-dev libsystemd-dev libsqlite3-dev pkg-config
 # For the end-to-end tests against a real systemd (booted in a PID + mount namespace), and for
 # the session usage and network condition tests: a private dbus-daemon and a fake logind or
 # NetworkManager in Debian's Python
-# (/usr/bin/python3 with python3-dbus and python3-gi for its GLib main loop).
-TEST_PACKAGES := systemd dbus dbus-daemon python3-dbus python3-gi procps util-linux
+# (/usr/bin/python3 with python3-dbus and python3-gi for its GLib main loop). nginx-light
+# serves HTTP/2 over TLS (HTTP2Tests) with a certificate made by openssl.
+TEST_PACKAGES := systemd dbus dbus-daemon python3-dbus python3-gi procps util-linux nginx-light openssl
 RUN_DIR := $(CURDIR)/.fetchd
 BIN_DIR = $(shell $(SWIFT) build --show-bin-path)
 
