@@ -122,7 +122,8 @@ public struct SnapshotMetadata: Codable, Sendable, Equatable {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// `2026-11-21T11:49:28.123Z`, as `dateStyle` writes it, without its formatter's cost.
+    /// `2026-11-21T11:49:28.123Z`: `dateStyle`'s shape without its formatter's cost, at the
+    /// nearest millisecond (the formatter truncates, writing x.999 s stored as a Double as .998).
     static func isoText(_ date: Date) -> String {
         let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
         var (seconds, fraction) = milliseconds.quotientAndRemainder(dividingBy: 1000)
