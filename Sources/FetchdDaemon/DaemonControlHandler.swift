@@ -65,13 +65,17 @@ struct DaemonControlHandler: ControlRequestHandler {
         guard await coordinator.config.handler(named: name) != nil else {
             return .failure(.unknownHandler, "no handler named \"\(name)\" is loaded (see fetchctl status)")
         }
-        let joined = await coordinator.isRunning(name)
         guard request.wait ?? false else {
+            // Without --wait the answer comes before the fetch starts: "already running" is what
+            // it was at the request.
+            let running = await coordinator.isRunning(name)
             scheduler.submit(FetchJob(handler: name, trigger: .manual, onFinish: nil))
-            return ControlResponse(fetch: FetchReport(handler: name, joinedRunning: joined))
+            return ControlResponse(fetch: FetchReport(handler: name, joinedRunning: running))
         }
-        let record: FetchRecord? = await withCheckedContinuation { continuation in
-            scheduler.submit(FetchJob(handler: name, trigger: .manual, onFinish: { continuation.resume(returning: $0) }))
+        // Whether it joined a running fetch is known only when the queued fetch comes to start (a
+        // timer fetch may have begun meanwhile): the coordinator says, with the record.
+        let (record, joined): (FetchRecord?, Bool) = await withCheckedContinuation { continuation in
+            scheduler.submit(FetchJob(handler: name, trigger: .manual, onFinish: { continuation.resume(returning: ($0, $1)) }))
         }
         guard let record else { return .failure(.shuttingDown, "fetchd is shutting down; the fetch did not run") }
         let snapshot = coordinator.snapshots.latestContentPath(of: name)

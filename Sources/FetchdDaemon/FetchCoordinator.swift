@@ -129,14 +129,14 @@ public actor FetchCoordinator {
             for _ in 0..<window {
                 guard let handler = next.next() else { break }
                 group.addTask { await self.fetch(handler, trigger: trigger, state: .some(states[handler.name]),
-                                                 deferred: pushes[handler.name]) }
+                                                 deferred: pushes[handler.name]).record }
             }
             var records: [FetchRecord] = []
             for await record in group {
                 records.append(record)
                 if let handler = next.next() {
                     group.addTask { await self.fetch(handler, trigger: trigger, state: .some(states[handler.name]),
-                                                     deferred: pushes[handler.name]) }
+                                                     deferred: pushes[handler.name]).record }
                 }
             }
             return records
@@ -186,6 +186,13 @@ public actor FetchCoordinator {
     /// A push (`pushData` is its data) never joins: it waits for a running fetch to end and
     /// fetches again, since the running one cannot know what the push announced.
     public func fetch(_ name: String, trigger: FetchTrigger, pushData: String? = nil) async -> FetchRecord? {
+        await fetchJoining(name, trigger: trigger, pushData: pushData)?.record
+    }
+
+    /// `fetch(_:trigger:pushData:)`, also saying whether the record is that of a fetch already
+    /// running when this one came to start (`joined`), decided where the join happens: a caller
+    /// that looked before queueing the fetch could be wrong by the time it ran.
+    public func fetchJoining(_ name: String, trigger: FetchTrigger, pushData: String? = nil) async -> (record: FetchRecord, joined: Bool)? {
         guard let handler = config.handler(named: name) else { return nil }
         return await fetch(handler, trigger: trigger, state: nil, pushData: pushData)
     }
@@ -195,14 +202,14 @@ public actor FetchCoordinator {
     /// A `deferred` push runs as a push fetch with its data, and is finished (removed from the
     /// database) once its result is recorded, before anything else can see it again.
     private func fetch(_ handler: HandlerConfig, trigger: FetchTrigger, state: HandlerState??,
-                       pushData: String? = nil, deferred: PendingPush? = nil) async -> FetchRecord {
+                       pushData: String? = nil, deferred: PendingPush? = nil) async -> (record: FetchRecord, joined: Bool) {
         let name = handler.name
         takenByWake.remove(name)  // started: `running` covers it from here
         let trigger = deferred == nil ? trigger : .push
         var state = state
         while running[name] != nil {
             let record = await withCheckedContinuation { running[name, default: []].append($0) }
-            if trigger != .push { return record }
+            if trigger != .push { return (record, true) }
             state = nil  // the fetch waited for changed it (validators): read it again
         }
         running[name] = []
@@ -215,7 +222,7 @@ public actor FetchCoordinator {
         let waiters = running.removeValue(forKey: name) ?? []
         finishedAt[name] = ContinuousClock.now
         waiters.forEach { $0.resume(returning: record) }
-        return record
+        return (record, false)
     }
 
     /// One fetch of `handler`, from slot to durable result.

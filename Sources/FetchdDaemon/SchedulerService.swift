@@ -12,8 +12,9 @@ struct FetchJob: Sendable {
     let trigger: FetchTrigger
     /// For a push: its data (JSON), handed to the handler.
     var pushData: String? = nil
-    /// Called with the result when the fetch has finished (nil when nobody waits).
-    let onFinish: (@Sendable (FetchRecord?) -> Void)?
+    /// Called when the fetch has finished (nil when nobody waits) with its record (nil when it
+    /// did not run) and whether that is the record of a fetch that was already running.
+    let onFinish: (@Sendable (_ record: FetchRecord?, _ joined: Bool) -> Void)?
 }
 
 /// The daemon's main loop: wakes at the next due time (at least every heartbeat), runs the
@@ -65,7 +66,7 @@ public struct SchedulerService: Service {
 
     /// Queues a fetch of `handler`; `onFinish` gets its record.
     func submit(_ job: FetchJob) {
-        if case .terminated = continuation.yield(.job(job)) { job.onFinish?(nil) }
+        if case .terminated = continuation.yield(.job(job)) { job.onFinish?(nil, false) }
     }
 
     /// Runs until graceful shutdown.
@@ -82,8 +83,8 @@ public struct SchedulerService: Service {
                     }
                 case .job(let job):
                     group.addTask {
-                        let record = await coordinator.fetch(job.handler, trigger: job.trigger, pushData: job.pushData)
-                        job.onFinish?(record)
+                        let outcome = await coordinator.fetchJoining(job.handler, trigger: job.trigger, pushData: job.pushData)
+                        job.onFinish?(outcome?.record, outcome?.joined ?? false)
                         replanSignal.signal()
                         await afterWork()
                     }

@@ -8,8 +8,9 @@ import Glibc
 /// when it runs out of descriptors half-way through setting up a child's pipes: the descriptors it
 /// already made are dropped without being closed. At the file-descriptor limit (RLIMIT_NOFILE) a
 /// fetch must fail with a clear reason instead, and the daemon keep running, so the room is tried
-/// first. Another thread can still take the last descriptors between this check and the spawn;
-/// the margin makes that unlikely, not impossible.
+/// first. Another exec handler cannot take the room between this check and the spawn (both happen
+/// inside `SpawnGate`); another thread (a socket, the snapshot commit) still can: the margin makes
+/// that unlikely, not impossible.
 enum DescriptorHeadroom {
     /// Descriptors a spawn needs (stdin, a pipe for output, the library's own) plus a margin for
     /// fetches starting at the same moment.

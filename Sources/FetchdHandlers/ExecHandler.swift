@@ -65,6 +65,9 @@ public struct ExecHandler: FetchHandler {
             context.complete(.failed(reason: "the command is empty"))
             return
         }
+        // From the check to the started program, no other exec handler spawns (see SpawnGate).
+        let pass = await SpawnGate.shared.enter()
+        defer { pass.leave() }  // the spawn failed: the body never ran
         if let shortage = DescriptorHeadroom.shortage() {
             context.complete(.failed(reason: "cannot run \(program): \(shortage)"))
             return
@@ -77,6 +80,7 @@ public struct ExecHandler: FetchHandler {
                 environment: .custom(Dictionary(uniqueKeysWithValues: variables.map { (Environment.Key(rawValue: $0.key)!, $0.value) })),
                 platformOptions: options, input: .none, output: .sequence, error: .combinedWithOutput
             ) { execution in
+                pass.leave()  // started, with its pidfd: the next one may spawn
                 let pid = execution.processIdentifier.value
                 await withTaskGroup(of: Void.self) { group in
                     group.addTask {

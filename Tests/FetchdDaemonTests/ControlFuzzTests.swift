@@ -35,7 +35,7 @@ struct ControlFuzzTests {
         let long = try LineSocket(path: daemon.socketPath)
         try? long.send([UInt8](repeating: UInt8(ascii: "x"), count: ControlProtocol.maxLineBytes + 10) + [10])
         _ = try? long.readLine()
-        let pong = try ControlClient(path: daemon.socketPath, timeoutSeconds: 5).send(ControlRequest(command: .ping))
+        let pong = try ControlClient(path: daemon.socketPath, timeoutSeconds: Int(SanitizerRun.scaled(5))).send(ControlRequest(command: .ping))
         #expect(pong.ok)
         // Handler names from requests never became paths outside the cache.
         let cache = try FileManager.default.contentsOfDirectory(atPath: daemon.cachePath)

@@ -50,7 +50,7 @@ struct ControlProtocolTests {
 
     @Test func requestsRoundTrip() async throws {
         try await withServer { path in
-            let client = ControlClient(path: path, timeoutSeconds: 5)
+            let client = ControlClient(path: path, timeoutSeconds: Int(SanitizerRun.scaled(5)))
             let pong = try client.send(ControlRequest(command: .ping)).pong
             #expect(pong?.daemonVersion == "test")
             #expect(pong?.pid == getpid(), "the peer's pid should come from SO_PEERCRED")
@@ -84,7 +84,7 @@ struct ControlProtocolTests {
         try await withServer { path in
             let flood = String(repeating: "x", count: ControlProtocol.maxLineBytes * 2)
             _ = try? rawExchange(path, flood)
-            let pong = try ControlClient(path: path, timeoutSeconds: 5).send(ControlRequest(command: .ping))
+            let pong = try ControlClient(path: path, timeoutSeconds: Int(SanitizerRun.scaled(5))).send(ControlRequest(command: .ping))
             #expect(pong.ok, "the server stopped answering after an oversized request")
         }
     }
@@ -123,7 +123,7 @@ struct ControlProtocolTests {
         try #require(connected == 0)
         _ = text.withCString { send(fd, $0, strlen($0), 0) }
         var buffer = [UInt8](repeating: 0, count: 4096)
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        var timeout = timeval(tv_sec: Int(SanitizerRun.scaled(5)), tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let count = recv(fd, &buffer, buffer.count, 0)
         return String(decoding: buffer.prefix(max(0, count)), as: UTF8.self)

@@ -16,6 +16,10 @@ struct UsagePlanningTests {
         usage = ["explicit"]
         budget = "12/day"
         lead = "2m"
+        # Two days, not the default one: the test's first fetch happens at the real time, and
+        # run between midnight and about 09:00 a one-day staleness bound would fall before the
+        # predicted 08:55 use and be planned instead.
+        max_staleness = "2d"
 
         [[handler]]
         name = "plain"

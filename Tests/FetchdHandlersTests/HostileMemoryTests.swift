@@ -51,7 +51,9 @@ extension ProcessTests {
             let peakMiB = try #require(peak, "\(output)")
             // An idle fetchd peaks near 50 MiB; the bound leaves room for libcurl's buffers and
             // catches the unbounded cases, which grow by hundreds of MiB within the deadline.
-            #expect(peakMiB < 160, "\(output)")
+            // Not under AddressSanitizer: its quarantine keeps freed buffers resident by design
+            // (a peak of 656 MiB there); the fetches' outcomes above are still checked.
+            #expect(peakMiB < 160 || SanitizerRun.isAddressSanitizer, "\(output)")
         }
     }
 }

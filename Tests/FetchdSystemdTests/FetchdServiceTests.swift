@@ -38,6 +38,7 @@ extension SystemdTests { @Suite struct FetchdServiceTests {
             ExecStart=\(binDirectory)/fetchd --config /etc/fetchd/fetchd.toml
             RuntimeDirectory=fetchd
             TimeoutStopSec=20s
+            \(SanitizerRun.unitEnvironment)
             """)
     }
 

@@ -22,6 +22,11 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUnitTests {
         for (unit, text) in dropIns {
             try namespace.writeFile("/run/systemd/system/\(unit).d/test.conf", text)
         }
+        // A sanitizer run's options for the units that run the built binaries.
+        let sanitizer = SanitizerRun.unitEnvironment
+        for unit in ["fetchd.service", "fetchd-wake.service", "fetchd-planned.service"] where !sanitizer.isEmpty {
+            try namespace.writeFile("/run/systemd/system/\(unit).d/sanitizer.conf", "[Service]\n" + sanitizer + "\n")
+        }
         try await namespace.check(["systemd-sysusers", repository + "/systemd/fetchd.sysusers"])
         let etc = namespace.hostDirectory(for: "/etc/fetchd")
         try FileManager.default.createDirectory(atPath: etc + "/handlers.d", withIntermediateDirectories: true)

@@ -50,9 +50,10 @@ public struct TemporaryDirectory: Sendable {
     public func remove() { try? FileManager.default.removeItem(atPath: path) }
 }
 
-/// Polls `condition` every 50 ms until it holds or `timeoutSeconds` pass; returns whether it held.
+/// Polls `condition` every 50 ms until it holds or `timeoutSeconds` pass (stretched by
+/// `SanitizerRun.slowdown` in a sanitizer run); returns whether it held.
 public func waitUntil(timeoutSeconds: Double, _ condition: () throws -> Bool) async rethrows -> Bool {
-    let deadline = Date().addingTimeInterval(timeoutSeconds)
+    let deadline = Date().addingTimeInterval(SanitizerRun.scaled(timeoutSeconds))
     while Date() < deadline {
         if try condition() { return true }
         try? await Task.sleep(for: .milliseconds(50))
