@@ -53,13 +53,14 @@ status:
 # handlers, 2,000 forked children, endless output: FaultTortureTests); the handler suite runs
 # alone, and the systemd suite comes last.
 # The passes are shared with the sanitizer runs below: $(call test-passes,BIN_DIR,SWIFT_TEST_OPTIONS,ENV).
+# Tests/test_pass.sh repeats a failed pass's failures at the end of the output (CI shows the tail).
 CPU_BOUND_TESTS := FetchdPlannerTests|ConcurrencyLimiterTests|FaultTortureTests
 define test-passes
-	$(3) FETCHD_BIN_DIR=$(1) $(SWIFT) test --skip-build $(2) --skip FetchdSystemdTests --skip FetchdHandlersTests \
+	$(3) FETCHD_BIN_DIR=$(1) Tests/test_pass.sh $(SWIFT) test --skip-build $(2) --skip FetchdSystemdTests --skip FetchdHandlersTests \
 		--skip "$(CPU_BOUND_TESTS)"
-	$(3) FETCHD_BIN_DIR=$(1) $(SWIFT) test --skip-build $(2) --filter FetchdHandlersTests
-	$(3) FETCHD_BIN_DIR=$(1) $(SWIFT) test --skip-build $(2) --filter "$(CPU_BOUND_TESTS)"
-	$(3) FETCHD_BIN_DIR=$(1) $(SWIFT) test --skip-build $(2) --filter FetchdSystemdTests
+	$(3) FETCHD_BIN_DIR=$(1) Tests/test_pass.sh $(SWIFT) test --skip-build $(2) --filter FetchdHandlersTests
+	$(3) FETCHD_BIN_DIR=$(1) Tests/test_pass.sh $(SWIFT) test --skip-build $(2) --filter "$(CPU_BOUND_TESTS)"
+	$(3) FETCHD_BIN_DIR=$(1) Tests/test_pass.sh $(SWIFT) test --skip-build $(2) --filter FetchdSystemdTests
 endef
 test: test-deps
 	$(SWIFT) build --build-tests
