@@ -14,7 +14,8 @@ TEST_PACKAGES := systemd dbus dbus-daemon python3-dbus python3-gi procps util-li
 RUN_DIR := $(CURDIR)/.fetchd
 BIN_DIR = $(shell $(SWIFT) build --show-bin-path)
 
-.PHONY: all deps test-deps install-packages build run status test test-asan test-tsan bench-http bench-transfer bench-planner fuzz torture install clean
+.PHONY: all deps test-deps install-packages build run status test test-asan test-tsan bench-http bench-transfer \
+	bench-planner fuzz fuzz-build fuzz-config fuzz-trace fuzz-control torture install clean
 
 all: build
 
@@ -50,7 +51,8 @@ status:
 # pool (two threads on a 2-core machine) with CPU-bound suites, which would hold both threads
 # and delay their timers: the CPU-bound ones (the planner's simulations, the limiter's
 # contention test) run apart, with the short fault runs that load the whole machine (10,000
-# handlers, 2,000 forked children, endless output: FaultTortureTests); the handler suite runs
+# handlers, 2,000 forked children, endless output, two minutes of the soak: FaultTortureTests);
+# the handler suite runs
 # alone, and the systemd suite comes last.
 # The passes are shared with the sanitizer runs below: $(call test-passes,BIN_DIR,SWIFT_TEST_OPTIONS,ENV).
 # Tests/test_pass.sh repeats a failed pass's failures at the end of the output (CI shows the tail).
@@ -142,31 +144,45 @@ bench-planner: deps
 # are off: TOMLKit and Foundation leak small buffers per parse (see README, Reliability).
 # lld links it: gold aborts on libFuzzer's objects. The Swift backtracer is off so that a crash
 # is reported by the sanitizer, not by a backtracer reading poisoned memory.
+# One target per parser: `make fuzz` runs them one after the other, `make -j3 fuzz` at once
+# (what `make torture` does: each still gets its FUZZ_SECONDS of wall time).
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD := .build-fuzz
-fuzz: deps
+FUZZ_RUN = SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 $(FUZZ_BUILD)/debug/fetchd-fuzz -detect_leaks=0 \
+	-max_len=8192 -max_total_time=$(FUZZ_SECONDS)
+fuzz: fuzz-config fuzz-trace fuzz-control
+
+fuzz-build: deps
 	$(SWIFT) build --product fetchd-fuzz --scratch-path $(FUZZ_BUILD) -Xswiftc -sanitize=fuzzer,address \
 		-Xswiftc -DFUZZING -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld
-	mkdir -p $(FUZZ_BUILD)/corpus/config $(FUZZ_BUILD)/corpus/trace $(FUZZ_BUILD)/corpus/control
-	FETCHD_FUZZ=config SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 $(FUZZ_BUILD)/debug/fetchd-fuzz -detect_leaks=0 -max_len=8192 \
-		-max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(FUZZ_BUILD)/crash-config- \
+
+fuzz-config: fuzz-build
+	mkdir -p $(FUZZ_BUILD)/corpus/config
+	FETCHD_FUZZ=config $(FUZZ_RUN) -artifact_prefix=$(FUZZ_BUILD)/crash-config- \
 		$(FUZZ_BUILD)/corpus/config config Tests/FetchdConfigTests/Fixtures/broken
-	FETCHD_FUZZ=trace SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 $(FUZZ_BUILD)/debug/fetchd-fuzz -detect_leaks=0 -max_len=8192 \
-		-max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(FUZZ_BUILD)/crash-trace- \
+
+fuzz-trace: fuzz-build
+	mkdir -p $(FUZZ_BUILD)/corpus/trace
+	FETCHD_FUZZ=trace $(FUZZ_RUN) -artifact_prefix=$(FUZZ_BUILD)/crash-trace- \
 		$(FUZZ_BUILD)/corpus/trace Tests/FetchdPlannerTests/Traces
-	FETCHD_FUZZ=control SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 $(FUZZ_BUILD)/debug/fetchd-fuzz -detect_leaks=0 -max_len=8192 \
-		-max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(FUZZ_BUILD)/crash-control- \
+
+fuzz-control: fuzz-build
+	mkdir -p $(FUZZ_BUILD)/corpus/control
+	FETCHD_FUZZ=control $(FUZZ_RUN) -artifact_prefix=$(FUZZ_BUILD)/crash-control- \
 		$(FUZZ_BUILD)/corpus/control Tests/Fuzz/control
 
 # The reliability suite (README, Reliability): 500 SIGKILLs of a busy daemon; 100 wall-clock jumps
 # and suspends (fetchd's clock stepped by the Tests/Torture/fakeclock.c preload, built with cc);
 # 1,000 reloads of random valid and invalid configs; resource exhaustion (10,000 handlers all due,
-# handlers forking 1,000 children, endless output, RLIMIT_NOFILE lowered 100 times); then the fuzzers
-# for 10 minutes each. About 50 minutes in all. `make test` runs short versions of the kill,
-# disk-full, clock, reload and exhaustion runs (KillTortureTests, DiskFullTests, FaultTortureTests).
+# handlers forking 1,000 children, endless output, RLIMIT_NOFILE lowered 100 times); the soak
+# (200 handlers for TORTURE_SOAK_MINUTES against a loopback server, a day's schedule every 20
+# minutes, its curve in bench/results/soak-DATE.json); then the three fuzzers at once, 10 minutes
+# each. About NN minutes in all on 2 cores. `make test` runs short versions of the kill, disk-full,
+# clock, reload, exhaustion and soak runs (KillTortureTests, DiskFullTests, FaultTortureTests).
 TORTURE_KILLS ?= 500
 TORTURE_CLOCK_EVENTS ?= 100
 TORTURE_RELOADS ?= 1000
+TORTURE_SOAK_MINUTES ?= 20
 torture: build
 	python3 Tests/Torture/kill_torture.py --bin-dir $(BIN_DIR) --kills $(TORTURE_KILLS)
 	python3 Tests/Torture/clock_torture.py --bin-dir $(BIN_DIR) --events $(TORTURE_CLOCK_EVENTS)
@@ -175,7 +191,9 @@ torture: build
 	python3 Tests/Torture/exhaustion_torture.py --bin-dir $(BIN_DIR) fork --children 1000
 	python3 Tests/Torture/exhaustion_torture.py --bin-dir $(BIN_DIR) spew --seconds 60
 	python3 Tests/Torture/exhaustion_torture.py --bin-dir $(BIN_DIR) nofile --rounds 100
-	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=600
+	python3 Tests/Torture/soak_torture.py --bin-dir $(BIN_DIR) --minutes $(TORTURE_SOAK_MINUTES) \
+		--json bench/results/soak-$$(date +%Y%m%d).json
+	@$(MAKE) --no-print-directory -j3 --output-sync=target fuzz FUZZ_SECONDS=600
 
 # Installs the binaries, the units (system and user) and the default config (an existing
 # config is kept). Then: systemctl daemon-reload; systemctl enable --now fetchd.socket fetchd-wake.timer fetchd

@@ -2,12 +2,13 @@ import Foundation
 import Testing
 
 /// The short versions of `make torture`'s fault parts (issue 7), each against a real `fetchd`:
-/// clock jumps and suspend (Tests/Torture/clock_torture.py), config churn (reload_torture.py)
-/// and resource exhaustion (exhaustion_torture.py). Each script checks its own claims and exits 1
+/// clock jumps and suspend (Tests/Torture/clock_torture.py), config churn (reload_torture.py),
+/// resource exhaustion (exhaustion_torture.py) and the soak (soak_torture.py). Each script checks its own claims and exits 1
 /// at the first violation; these tests demand exit 0 and the script's summary line.
 ///
 /// Run in the CPU-bound pass of `make test`: they load the machine (10,000 handlers, 2,000 forked
-/// processes, programs printing without end), which would delay the timers of timing-sensitive suites.
+/// processes, programs printing without end, 200 handlers fetching about 15 times a second), which
+/// would delay the timers of timing-sensitive suites.
 @Suite(.serialized)
 struct FaultTortureTests {
     static let hasCompiler = ["/usr/bin/cc", "/usr/bin/clang", "/usr/bin/gcc"].contains { FileManager.default.isExecutableFile(atPath: $0) }
@@ -55,5 +56,15 @@ struct FaultTortureTests {
     func lowFileDescriptorLimitFailsFetchesClearly() async throws {
         let run = try await TortureScript.run("exhaustion_torture.py", ["nofile"], timeoutSeconds: 240)
         #expect(run.status == 0 && run.output.contains("nofile: fetchd held"), "\(run.output)")
+    }
+
+    /// Two minutes of the soak: 200 handlers against a loopback server, every result path, uses,
+    /// reads and pushes meanwhile. Memory, descriptors and the database's content stay within
+    /// their bounds, no handler holds more than its versions or history rows, no staging file is
+    /// left. The CPU-per-fetch and rate trends need `make torture`'s 20 minutes (`--short`).
+    @Test func twoMinuteSoakStaysBounded() async throws {
+        let run = try await TortureScript.run("soak_torture.py", ["--minutes", "2", "--short", "--replay-cycles", "0",
+                                                                  "--sample-seconds", "3"], timeoutSeconds: 600)
+        #expect(run.status == 0 && run.output.contains("soak torture: 200 handlers"), "\(run.output)")
     }
 }

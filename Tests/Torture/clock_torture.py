@@ -14,10 +14,14 @@ After each event it checks that every handler fetches again (the schedule recove
 off), and at the end that handlers never overlapped beyond max_concurrent, that no handler ran
 again sooner than its min_interval except once right after a forward move (where a wall clock
 that is hours later makes everything due), and that the daemon did not spin meanwhile.
+First, in a daemon of its own, the `reads` usage source across a step back: a read of a
+snapshot some seconds after its fetch must count as a use although the wall clock now says the
+fetch finished an hour in the future (the "ran recently" check and the use folder must not
+measure on the wall clock).
 
     python3 Tests/Torture/clock_torture.py --bin-dir .build/debug --events 100
 """
-import argparse, os, random, shutil, signal, subprocess, sys, time
+import argparse, os, random, shutil, signal, sqlite3, subprocess, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from torture_common import Daemon, cpu_seconds, fail, parse_date, wait_until
 
@@ -84,6 +88,55 @@ def check_status(daemon, offset, label):
     return worst
 
 
+def build_shim(work):
+    """Compiles fakeclock.c into `work`; returns the library's path."""
+    compiler = next((c for c in ("cc", "clang", "gcc") if shutil.which(c)), None)
+    if compiler is None:
+        fail("no C compiler (cc, clang or gcc) to build fakeclock.so")
+    library = f"{work}/fakeclock.so"
+    subprocess.run([compiler, "-shared", "-fPIC", "-O2", "-o", library, SHIM, "-ldl"], check=True)
+    return library
+
+
+def reads_across_a_step_back(bin_dir):
+    """A `reads` handler fetched once; its snapshot read 2.5 s later (outside the 2 s in which
+    the handler's own program may still be reading it), then the wall clock stepped back 1 h and
+    the snapshot read again 2.5 s later: both reads must be stored as uses. On the wall clock, the
+    fetch would seem to finish an hour from now (its program still running, so the read is not a
+    use) and the second read to come before the first (folded into its session)."""
+    daemon = Daemon(bin_dir, "clock-reads", handlers=(
+        '[[handler]]\nname = "reader"\nkind = "exec"\nmin_interval = "1h"\nusage = ["reads"]\n'
+        'command = ["/bin/sh", "-c", "echo content > \\"$FETCHD_OUTPUT\\""]\n'))
+    clock_file = f"{daemon.work}/clock-offset"
+    set_offset(clock_file, 0)
+    daemon.start(env={"LD_PRELOAD": build_shim(daemon.work), "FAKECLOCK_FILE": clock_file})
+    content = f"{daemon.work}/cache/reader/latest/content"
+
+    def uses():
+        db = sqlite3.connect(f"file:{daemon.work}/state/state.sqlite?mode=ro", uri=True, timeout=10)
+        try:
+            return db.execute("SELECT count(*) FROM usage_event WHERE handler = 'reader'").fetchone()[0]
+        finally:
+            db.close()
+
+    def fetched():
+        handler = daemon.status()["handlers"][0]
+        return handler.get("last_result") == "newData" and not handler.get("running")
+    if not wait_until(fetched, 30):
+        fail("reads: the reader handler was not fetched")
+    for number, step in enumerate((0, -HOUR), 1):
+        set_offset(clock_file, step)
+        time.sleep(2.5)  # the shim re-reads the offset within 0.1 s; the 2 s after the fetch pass
+        with open(content) as f:
+            f.read()
+        if not wait_until(lambda: uses() >= number, 10):
+            fail(f"reads: read {number} ({'after the wall clock stepped back 1 h' if step else 'no step'}) "
+                 f"was not stored as a use ({uses()} stored); see {daemon.log_path}")
+    if daemon.stop() != 0:
+        fail("reads: fetchd did not exit cleanly")
+    daemon.remove()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin-dir", required=True)
@@ -95,14 +148,11 @@ def main():
     events = [("jump", 3 * HOUR), ("jump", -6 * HOUR), ("suspend", 8 * HOUR)] if args.events == 0 else [
         ("suspend", rng.randint(1, 12) * HOUR) if rng.random() < 0.3
         else ("jump", rng.choice([-1, 1]) * rng.randint(1, 12) * HOUR) for _ in range(args.events)]
+    reads_across_a_step_back(args.bin_dir)
     daemon = Daemon(args.bin_dir, "clock", main=f"max_concurrent = {MAX_CONCURRENT}")
     runs_log = f"{daemon.work}/runs.log"
     daemon.write_handlers(handlers(runs_log))
-    compiler = next((c for c in ("cc", "clang", "gcc") if shutil.which(c)), None)
-    if compiler is None:
-        fail("no C compiler (cc, clang or gcc) to build fakeclock.so")
-    library = f"{daemon.work}/fakeclock.so"
-    subprocess.run([compiler, "-shared", "-fPIC", "-O2", "-o", library, SHIM, "-ldl"], check=True)
+    library = build_shim(daemon.work)
     clock_file = f"{daemon.work}/clock-offset"
     offset = 0
     set_offset(clock_file, offset)
@@ -161,7 +211,7 @@ def main():
           f"at most {overlap} at once (max_concurrent {MAX_CONCURRENT}); runs sooner than min_interval: "
           f"{sum(short.values())} (at most {max(short.values())} per handler, {forward} allowed); "
           f"status next-eligible at most {worst_status:.0f} s from now; schedule recovered after every event; "
-          f"CPU in a quiet spell {cpu_share:.1%} of a core")
+          f"CPU in a quiet spell {cpu_share:.1%} of a core; a snapshot read after a 1 h step back counted as a use")
     daemon.remove()
 
 
