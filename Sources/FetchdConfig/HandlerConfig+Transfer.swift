@@ -54,7 +54,9 @@ extension HandlerConfig {
             } else if reader.table["url"] == nil {
                 reader.report(nil, "a transfer handler needs a \"url\" key")
             }
-            if reader.table["command"] != nil { reader.report("command", "\"command\" belongs to exec handlers; this one is transfer") }
+            for key in Self.execOnlyKeys where reader.table[key] != nil {
+                reader.report(key, "\"\(key)\" belongs to exec handlers; this one is transfer")
+            }
         } else {
             for key in Self.transferOnlyKeys where reader.table[key] != nil {
                 reader.report(key, "\"\(key)\" belongs to transfer handlers; this one is \(kind.rawValue)")

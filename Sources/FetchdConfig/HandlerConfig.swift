@@ -33,6 +33,8 @@ public struct HandlerConfig: Sendable, Equatable {
     public var command: [String]?
     /// Extra environment for an `exec` handler.
     public var environment: [String: String] = [:]
+    /// The account an `exec` handler's program runs as; nil: fetchd's own user.
+    public var user: UserAccount?
     /// The floor between fetches.
     public var minInterval: MinInterval = .minimum
     /// How long one fetch may run, in seconds.
@@ -100,11 +102,14 @@ public struct HandlerConfig: Sendable, Equatable {
     }
 
     static let knownKeys = [
-        "name", "kind", "url", "command", "environment", "min_interval", "deadline", "retain",
+        "name", "kind", "url", "command", "environment", "user", "min_interval", "deadline", "retain",
         "max_bytes", "enabled", "allow_file_urls", "honor_server_hints", "headers", "user_agent", "accept_encoding", "proxy", "ca_file",
         "usage", "budget", "max_staleness", "lead", "push_limit", "push_token_file",
         "network", "power", "battery_min",
     ] + transferOnlyKeys
+
+    /// Keys only `exec` handlers take.
+    static let execOnlyKeys = ["command", "user"]
 
     /// Keys only `http` handlers take.
     static let httpOnlyKeys = ["url", "allow_file_urls", "honor_server_hints", "headers", "user_agent", "accept_encoding", "proxy", "ca_file"]
@@ -128,6 +133,12 @@ public struct HandlerConfig: Sendable, Equatable {
         handler.url = reader.string("url")
         handler.command = reader.stringArray("command")
         if let environment = reader.stringTable("environment") { handler.environment = environment }
+        if let name = reader.string("user") {
+            handler.user = UserAccount.named(name)
+            if handler.user == nil {
+                reader.report("user", "no user named \"\(name)\" on this system (getent passwd \(name)); create it or remove the key")
+            }
+        }
         if let text = reader.string("min_interval") {
             switch text {
             case "minimum": handler.minInterval = .minimum
@@ -175,7 +186,9 @@ public struct HandlerConfig: Sendable, Equatable {
             } else if reader.table["url"] == nil {
                 reader.report(nil, "an http handler needs a \"url\" key")
             }
-            if reader.table["command"] != nil { reader.report("command", "\"command\" belongs to exec handlers; this one is http") }
+            for key in Self.execOnlyKeys where reader.table[key] != nil {
+                reader.report(key, "\"\(key)\" belongs to exec handlers; this one is http")
+            }
         case .exec:
             if command == nil && reader.table["command"] == nil {
                 reader.report(nil, "an exec handler needs a \"command\" key: an argv array such as [\"/usr/bin/prog\", \"--flag\"]")

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FetchdCore
 
 /// The identity of the process at the other end of the control socket (from `SO_PEERCRED`,
 /// which the kernel fills in; a client cannot forge it).
@@ -51,23 +52,6 @@ public struct PeerPolicy: Sendable {
 
     private static func isMember(uid: UInt32, primaryGID: UInt32, of group: UInt32) -> Bool {
         if primaryGID == group { return true }
-        // getpwuid_r, not getpwuid: connections are checked on several event-loop threads at once.
-        var buffer = [CChar](repeating: 0, count: 16 * 1024)
-        return buffer.withUnsafeMutableBufferPointer { storage in
-            // The entry's strings live in `storage`: use them only inside this closure.
-            var entry = passwd()
-            var found: UnsafeMutablePointer<passwd>?
-            guard let base = storage.baseAddress, getpwuid_r(uid, &entry, base, storage.count, &found) == 0,
-                  found != nil else {
-                return false
-            }
-            var count: Int32 = 64
-            var groups = [gid_t](repeating: 0, count: Int(count))
-            if getgrouplist(entry.pw_name, entry.pw_gid, &groups, &count) < 0 {
-                groups = [gid_t](repeating: 0, count: Int(count))
-                guard getgrouplist(entry.pw_name, entry.pw_gid, &groups, &count) >= 0 else { return false }
-            }
-            return groups.prefix(Int(count)).contains(group)
-        }
+        return UserAccount.withID(uid)?.groups.contains(group) ?? false
     }
 }

@@ -66,6 +66,16 @@ extension FetchCoordinator {
         }
     }
 
+    /// Why the folders a fetch writes into could not be made, as its failure reason. A handler
+    /// with `user` needs fetchd to hand a folder to that user: say so when it may not.
+    static func stagingProblem(_ error: DurableFile.Failure, user: UserAccount?) -> String {
+        if let user, error.code == EPERM {
+            return "cannot run as user \(user.name): fetchd (uid \(geteuid())) may not give it a folder to write in (\(error)); "
+                + "`user` needs fetchd to run as root"
+        }
+        return "cannot prepare the snapshot directory: \(error)"
+    }
+
     /// A result without a snapshot.
     static func item(_ handler: HandlerConfig, trigger: FetchTrigger, startedAt: Date, finishedAt: Date = Date(),
                      result: FetchResult, notBefore: Date? = nil) -> ResultCommitter.Item {

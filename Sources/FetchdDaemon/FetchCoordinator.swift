@@ -248,12 +248,14 @@ public actor FetchCoordinator {
         // Time spent waiting for a slot is not the handler's: its deadline starts now.
         let startedAt = Date()
         let outputPath: String
-        do {
+        var userOutputPath: String?
+        do throws(DurableFile.Failure) {
             outputPath = try snapshots.stagingPath(for: handler.name)
+            if let user = handler.user { userOutputPath = try snapshots.userStagingPath(for: handler.name, user: user) }
         } catch {
             slots.release(key: key)
             return Self.item(handler, trigger: trigger, startedAt: startedAt,
-                             result: .failed(reason: "cannot prepare the snapshot directory: \(error)"))
+                             result: .failed(reason: Self.stagingProblem(error, user: handler.user)))
         }
         let deadline = Duration.milliseconds(Int64(handler.deadlineSeconds * 1000))
         let latestPath = snapshots.latestContentPath(of: handler.name)
@@ -268,7 +270,7 @@ public actor FetchCoordinator {
             handlerName: handler.name, trigger: trigger, outputPath: outputPath,
             previousSnapshotPath: FileManager.default.fileExists(atPath: latestPath) ? latestPath : nil,
             deadline: .now + deadline, wallDeadline: startedAt.addingTimeInterval(handler.deadlineSeconds),
-            previousValidators: validators, pushData: pushData)
+            previousValidators: validators, pushData: pushData, userOutputPath: userOutputPath)
         let implementation = HandlerFactory.make(handler, killGraceSeconds: config.daemon.killGraceSeconds,
                                                  httpClient: httpClient)
         let outcome = await runner.run(implementation, context: context)

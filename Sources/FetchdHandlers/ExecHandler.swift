@@ -20,6 +20,10 @@ import Glibc
 /// environment and stdin on /dev/null. At the deadline the whole group gets SIGTERM, and
 /// SIGKILL after the grace period. When the program exits, anything it left behind in its
 /// group is killed, so a grandchild holding stdout open cannot keep the fetch alive.
+///
+/// With `user`, the program runs as that account (its groups, `HOME`, `USER`, `LOGNAME`) and
+/// writes to `context.userOutputPath`; the file is moved to `outputPath` and given to fetchd's
+/// user before anything reads it (see `takeOutput`).
 public struct ExecHandler: FetchHandler {
     /// The argv to run; the first element is a path or a name looked up in `PATH`.
     public let command: [String]
@@ -29,6 +33,8 @@ public struct ExecHandler: FetchHandler {
     public let killGrace: Duration
     /// The most stdout/stderr bytes kept for the failure reason (the tail is kept).
     public var outputTailBytes = 2048
+    /// The account the program runs as; nil: fetchd's own.
+    public var user: UserAccount?
     /// Whether the program writes a snapshot: false for commands run after a fetch (a transfer's
     /// `on_complete`), which get no `FETCHD_OUTPUT` and succeed by exiting 0.
     public var writesSnapshot = true
@@ -49,7 +55,7 @@ public struct ExecHandler: FetchHandler {
     /// Runs the program once and completes `context` from its exit status.
     public func performFetch(context: FetchContext) async {
         var variables = Self.baseEnvironment.merging(environment) { _, configured in configured }
-        if writesSnapshot { variables["FETCHD_OUTPUT"] = context.outputPath }
+        if writesSnapshot { variables["FETCHD_OUTPUT"] = context.userOutputPath ?? context.outputPath }
         variables["FETCHD_HANDLER"] = context.handlerName
         variables["FETCHD_TRIGGER"] = context.trigger.rawValue
         variables["FETCHD_DEADLINE"] = String(Int(context.wallDeadline.timeIntervalSince1970))
@@ -60,6 +66,14 @@ public struct ExecHandler: FetchHandler {
         options.createSession = true  // own session => own process group, no controlling terminal
         // Task cancellation (the deadline or shutdown) runs this: SIGTERM to the group, then SIGKILL.
         options.teardownSequence = [.gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: killGrace)]
+        if let user {
+            options.userID = user.uid
+            options.groupID = user.gid
+            options.supplementaryGroups = user.groups  // not fetchd's (root's) groups
+            variables["HOME"] = user.home
+            variables["USER"] = user.name
+            variables["LOGNAME"] = user.name
+        }
 
         guard let program = command.first, !program.isEmpty else {
             context.complete(.failed(reason: "the command is empty"))
@@ -97,13 +111,29 @@ public struct ExecHandler: FetchHandler {
                     }
                 }
             }
+            Self.takeOutput(context)
             // Stopped at the deadline or at shutdown: the runner has already settled the result.
             guard !context.isExpired else { return }
             complete(context, status: outcome.terminationStatus, output: tail.text)
         } catch {
+            Self.takeOutput(context)
             guard !context.isExpired else { return }
             context.complete(.failed(reason: "cannot run \(program): \(error)"))
         }
+    }
+
+    /// Moves what a program running as another user wrote (`userOutputPath`) to `outputPath`,
+    /// in fetchd's own staging folder, and makes it fetchd's: from then on that user can neither
+    /// reach nor change it. A rename takes a symlink as itself, never its target, and the commit
+    /// publishes only a regular file with a single link, so the user cannot make fetchd publish
+    /// (or chmod) a file the user could not read. Nothing written: nothing to move.
+    static func takeOutput(_ context: FetchContext) {
+        guard let written = context.userOutputPath else { return }
+        guard rename(written, context.outputPath) == 0 else {
+            unlink(written)
+            return
+        }
+        lchown(context.outputPath, geteuid(), getegid())
     }
 
     private func complete(_ context: FetchContext, status: TerminationStatus, output: String) {

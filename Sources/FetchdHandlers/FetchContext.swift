@@ -13,6 +13,9 @@ public final class FetchContext: Sendable {
     public let trigger: FetchTrigger
     /// Where the handler writes new content (`FETCHD_OUTPUT` for exec handlers).
     public let outputPath: String
+    /// For a program running as another user: where it writes instead (`FETCHD_OUTPUT`), in a
+    /// folder that user owns; the handler moves the file to `outputPath` after the program.
+    public let userOutputPath: String?
     /// The latest snapshot's content, if there is one (`FETCHD_PREVIOUS`).
     public let previousSnapshotPath: String?
     /// The wall-clock deadline, for programs that want it (`FETCHD_DEADLINE`).
@@ -38,10 +41,11 @@ public final class FetchContext: Sendable {
     /// Creates a context; the runner does this.
     public init(handlerName: String, trigger: FetchTrigger, outputPath: String, previousSnapshotPath: String?,
                 deadline: ContinuousClock.Instant, wallDeadline: Date, previousValidators: [String: String] = [:],
-                pushData: String? = nil) {
+                pushData: String? = nil, userOutputPath: String? = nil) {
         self.handlerName = handlerName
         self.trigger = trigger
         self.outputPath = outputPath
+        self.userOutputPath = userOutputPath
         self.previousSnapshotPath = previousSnapshotPath
         self.deadline = deadline
         self.wallDeadline = wallDeadline

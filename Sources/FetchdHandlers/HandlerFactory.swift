@@ -10,8 +10,7 @@ public enum HandlerFactory {
                             httpClient: HTTPClient = .shared) -> any FetchHandler {
         switch config.kind {
         case .exec:
-            ExecHandler(command: config.command ?? ["/bin/false"], environment: config.environment,
-                        killGrace: .milliseconds(Int64(killGraceSeconds * 1000)))
+            makeExec(config, killGraceSeconds: killGraceSeconds)
         case .http:
             makeHTTP(config, client: httpClient)
         case .transfer:
@@ -25,6 +24,13 @@ public enum HandlerFactory {
     private struct Refusing: FetchHandler {
         let reason: String
         func performFetch(context: FetchContext) async { context.complete(.failed(reason: reason)) }
+    }
+
+    private static func makeExec(_ config: HandlerConfig, killGraceSeconds: Double) -> ExecHandler {
+        var handler = ExecHandler(command: config.command ?? ["/bin/false"], environment: config.environment,
+                                  killGrace: .milliseconds(Int64(killGraceSeconds * 1000)))
+        handler.user = config.user
+        return handler
     }
 
     private static func makeHTTP(_ config: HandlerConfig, client: HTTPClient) -> HTTPHandler {

@@ -35,12 +35,13 @@ extension SnapshotStore {
     /// is checked again here, so a file changed since cannot be published under that digest).
     public func prepare(stagedFile: String, handler: String, template: SnapshotMetadata, retain: Int,
                         knownDigest: (sha256: String, bytes: Int)? = nil) throws -> Prepared {
-        // Only a regular file is published: a handler that put a symlink at FETCHD_OUTPUT
-        // could otherwise make fetchd publish (and chmod) any file it can read.
+        // Only a regular file with no other name is published: a handler that put a symlink or
+        // a hard link at FETCHD_OUTPUT could otherwise make fetchd publish (and chmod) any file
+        // fetchd can read, which matters most when the program runs as a user with less rights.
         var info = stat()
-        guard lstat(stagedFile, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+        guard lstat(stagedFile, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink == 1 else {
             discard(stagedFile: stagedFile)
-            throw DurableFile.Failure(operation: "publish (not a regular file)", path: stagedFile, code: EINVAL)
+            throw DurableFile.Failure(operation: "publish (not a regular file with a single link)", path: stagedFile, code: EINVAL)
         }
         let (digest, bytes) = try knownDigest.flatMap { $0.bytes == Int(info.st_size) ? $0 : nil }
             ?? Self.sha256(ofFile: stagedFile)

@@ -13,6 +13,7 @@ import Synchronization
 /// <cache>/<handler>/versions/00000042-20261121T083012Z/content
 /// <cache>/<handler>/versions/00000042-20261121T083012Z/meta.json
 /// <cache>/<handler>/.staging/            (work in progress, never read by others)
+/// <cache>/<handler>/.staging-user/       (the same, for a program running as another user)
 /// <cache>/<handler>/.transfer/           (a background transfer's partial download; kept
 ///                                         across restarts, so it resumes)
 /// ```
@@ -66,6 +67,23 @@ public final class SnapshotStore: Sendable {
         let staging = "\(directory(of: handler))/.staging"
         try DurableFile.makeDirectory(staging, mode: 0o700)
         return "\(staging)/\(UUID().uuidString.lowercased())"
+    }
+
+    /// For a handler whose program runs as another user (`user = "NAME"`): a fresh path where
+    /// that program writes (`FETCHD_OUTPUT`), in `<handler>/.staging-user/`, a folder only that
+    /// user (and root) may enter. `.staging` stays fetchd's alone: after the program, the file is
+    /// moved into a `stagingPath` by a rename, which takes a symlink planted there as itself,
+    /// never its target, and leaves the user no path to it. Handing the folder over takes the
+    /// right to chown: fetchd running as root.
+    public func userStagingPath(for handler: String, user: UserAccount) throws(DurableFile.Failure) -> String {
+        let folder = "\(directory(of: handler))/.staging-user"
+        try DurableFile.makeDirectory(folder, mode: 0o700)
+        // Every time: the handler's user may have changed since the folder was made.
+        guard lchown(folder, user.uid, user.gid) == 0 else {
+            throw DurableFile.Failure(operation: "hand over to user \(user.name) (uid \(user.uid)) with chown",
+                                      path: folder, code: errno)
+        }
+        return "\(folder)/\(UUID().uuidString.lowercased())"
     }
 
     /// The folder of `handler`'s partial background transfer (it may not exist). Unlike
@@ -123,6 +141,7 @@ public final class SnapshotStore: Sendable {
     public func recover(handler: String) {
         let handlerDirectory = directory(of: handler)
         removeTree("\(handlerDirectory)/.staging")
+        removeTree("\(handlerDirectory)/.staging-user")
         let versionsDirectory = "\(handlerDirectory)/versions"
         for name in (try? FileManager.default.contentsOfDirectory(atPath: versionsDirectory)) ?? [] where name.hasPrefix(".") {
             removeTree("\(versionsDirectory)/\(name)")

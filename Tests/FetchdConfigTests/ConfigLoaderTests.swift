@@ -30,6 +30,7 @@ struct ConfigLoaderTests {
         kind = "exec"
         command = ["/usr/bin/fetch-index", "--all"]
         environment = { LANG = "C", TOKEN_FILE = "/etc/fetchd/token" }
+        user = "nobody"
         min_interval = "minimum"
         deadline = "1m30s"
 
@@ -77,6 +78,9 @@ struct ConfigLoaderTests {
         #expect(exec.deadlineSeconds == 90)
         #expect(exec.url == nil)
         #expect(exec.sourceLine == 18)
+        // Debian's nobody: 65534, group nogroup.
+        #expect(exec.user?.name == "nobody" && exec.user?.uid == 65534 && exec.user?.gid == 65534)
+        #expect(news.user == nil)
     }
 
     /// A handler without `deadline` takes the main file's `default_deadline`.

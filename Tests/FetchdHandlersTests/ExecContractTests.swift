@@ -164,6 +164,28 @@ extension ProcessTests {
             await expectGroupGone(run.pgid)
         }
 
+        /// A descriptor fetchd holds open without close-on-exec (a library's socket, a log file)
+        /// is not passed to the program: it gets stdin, stdout and stderr only.
+        @Test func noDescriptorIsInherited() async throws {
+            let directory = try TempDirectory()
+            let marker = directory.file("held-open")
+            try Data("x".utf8).write(to: URL(fileURLWithPath: marker))
+            let held = open(marker, O_RDONLY)  // no O_CLOEXEC, on purpose
+            #expect(held > 2)
+            defer { close(held) }
+            // ls's own descriptors: 0, 1 (the output), 2, and the folder it lists.
+            let run = await runScript(#"ls -l /proc/self/fd > "$FETCHD_OUTPUT""#, in: directory)
+            #expect(run.outcome.completion == .newData())
+            let listing = try String(contentsOfFile: directory.file("output"), encoding: .utf8)
+            let numbers = listing.split(separator: "\n").compactMap { line -> Int? in
+                guard let arrow = line.range(of: " -> ") else { return nil }
+                return line[..<arrow.lowerBound].split(separator: " ").last.flatMap { Int($0) }
+            }
+            #expect(!listing.contains(marker), "the program inherited fetchd's descriptor \(held):\n\(listing)")
+            #expect(numbers.sorted() == [0, 1, 2, 3], "\(listing)")
+            await expectGroupGone(run.pgid)
+        }
+
         /// Without a previous snapshot, FETCHD_PREVIOUS is absent rather than empty.
         @Test func previousIsAbsentWithoutASnapshot() async throws {
             let directory = try TempDirectory()

@@ -118,4 +118,24 @@ struct SnapshotStorePublishingTests {
         #expect(store.latest(of: "news") == nil)
         #expect(!FileManager.default.fileExists(atPath: staged))
     }
+
+    /// A hard link to another file is refused too: publishing would chmod that file and show
+    /// its content to every reader (a program running as a less privileged user could name a
+    /// file only fetchd may read).
+    @Test func aHardLinkAtTheOutputPathIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SnapshotStore(root: directory.file("cache"))
+        let secret = try directory.write("secret", to: "secret.txt")
+        chmod(secret, 0o600)
+        let staged = try store.stagingPath(for: "news")
+        #expect(link(secret, staged) == 0)
+        let template = SnapshotMetadata(handler: "news", fetchedAt: Date(), durationMilliseconds: 1, trigger: "timer")
+        #expect(throws: DurableFile.Failure.self) {
+            _ = try store.commit(stagedFile: staged, handler: "news", template: template, retain: 3)
+        }
+        #expect(store.latest(of: "news") == nil)
+        var info = stat()
+        #expect(stat(secret, &info) == 0 && info.st_mode & 0o777 == 0o600 && info.st_nlink == 1)
+    }
 }
