@@ -14,13 +14,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
-        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         // The push listener's HTTP server. No traits: fetchd needs neither swift-configuration
         // support nor full Foundation in it, and each costs build time.
@@ -64,15 +62,13 @@ let package = Package(
             name: "FetchdState",
             dependencies: ["FetchdCore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        // Handlers and the completion contract: exec (subprocess) and http (libcurl); background transfers.
+        // Handlers and the completion contract: exec (a program, started by CPosixShim) and http (libcurl); background transfers.
         .target(
             name: "FetchdHandlers",
             dependencies: [
                 "FetchdCore", "FetchdConfig", "CurlKit", "CPosixShim",
                 // SHA-256 of a transfer, hashed while it downloads.
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Subprocess", package: "swift-subprocess"),
-                .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

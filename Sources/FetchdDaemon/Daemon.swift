@@ -1,6 +1,7 @@
 import FetchdConfig
 import FetchdControl
 import FetchdCore
+import FetchdHandlers
 import FetchdSnapshots
 import FetchdState
 import FetchdSystemd
@@ -30,6 +31,9 @@ public struct Daemon {
 
     /// Opens the cache and the state database, creating their directories.
     public func openCoordinator() throws -> FetchCoordinator {
+        if let (before, after) = DescriptorLimit.raiseSoftToHard() {
+            logger.debug("file-descriptor limit raised from \(before) to \(after) (programs still get \(before))")
+        }
         for problem in config.diagnostics {
             logger.error("config: \(problem.description) (handler not loaded)", metadata: problem.journalMetadata)
         }

@@ -112,10 +112,8 @@ extension FetchCoordinator {
     /// Runs a transfer's `on_complete` with the published file's path appended (and in
     /// `FETCHD_SNAPSHOT`), under `Defaults.onCompleteTimeoutSeconds`; logs how it went.
     private func runOnComplete(_ command: [String], handler: HandlerConfig, path: String, trigger: FetchTrigger) async {
-        var environment = handler.environment
-        environment["FETCHD_SNAPSHOT"] = path
-        var program = ExecHandler(command: command + [path], environment: environment,
-                                  killGrace: .milliseconds(Int64(config.daemon.killGraceSeconds * 1000)))
+        var program = HandlerFactory.makeExec(handler, command: command + [path], daemon: config.daemon)
+        program.environment["FETCHD_SNAPSHOT"] = path
         program.writesSnapshot = false
         let seconds = Defaults.onCompleteTimeoutSeconds
         let context = FetchContext(handlerName: handler.name, trigger: trigger, outputPath: "/dev/null",

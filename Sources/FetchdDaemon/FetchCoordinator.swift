@@ -271,7 +271,7 @@ public actor FetchCoordinator {
             previousSnapshotPath: FileManager.default.fileExists(atPath: latestPath) ? latestPath : nil,
             deadline: .now + deadline, wallDeadline: startedAt.addingTimeInterval(handler.deadlineSeconds),
             previousValidators: validators, pushData: pushData, userOutputPath: userOutputPath)
-        let implementation = HandlerFactory.make(handler, killGraceSeconds: config.daemon.killGraceSeconds,
+        let implementation = HandlerFactory.make(handler, daemon: config.daemon,
                                                  httpClient: httpClient)
         let outcome = await runner.run(implementation, context: context)
         slots.release(key: key)

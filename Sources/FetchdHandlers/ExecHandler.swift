@@ -1,7 +1,5 @@
 import FetchdCore
 import Foundation
-import Subprocess
-import SystemPackage
 
 #if canImport(Glibc)
 import Glibc
@@ -28,7 +26,7 @@ public struct ExecHandler: FetchHandler {
     /// The argv to run; the first element is a path or a name looked up in `PATH`.
     public let command: [String]
     /// Extra environment from the handler's config.
-    public let environment: [String: String]
+    public var environment: [String: String]
     /// Time between SIGTERM and SIGKILL at the deadline.
     public let killGrace: Duration
     /// The most stdout/stderr bytes kept for the failure reason (the tail is kept).
@@ -62,64 +60,46 @@ public struct ExecHandler: FetchHandler {
         if let previous = context.previousSnapshotPath { variables["FETCHD_PREVIOUS"] = previous }
         if let data = context.pushData { variables["FETCHD_PUSH_DATA"] = data }
 
-        var options = PlatformOptions()
-        options.createSession = true  // own session => own process group, no controlling terminal
-        // Task cancellation (the deadline or shutdown) runs this: SIGTERM to the group, then SIGKILL.
-        options.teardownSequence = [.gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: killGrace)]
         if let user {
-            options.userID = user.uid
-            options.groupID = user.gid
-            options.supplementaryGroups = user.groups  // not fetchd's (root's) groups
             variables["HOME"] = user.home
             variables["USER"] = user.name
             variables["LOGNAME"] = user.name
         }
-
         guard let program = command.first, !program.isEmpty else {
             context.complete(.failed(reason: "the command is empty"))
             return
         }
-        // From the check to the started program, no other exec handler spawns (see SpawnGate).
-        let pass = await SpawnGate.shared.enter()
-        defer { pass.leave() }  // the spawn failed: the body never ran
-        if let shortage = DescriptorHeadroom.shortage() {
-            context.complete(.failed(reason: "cannot run \(program): \(shortage)"))
+        guard let path = Self.lookUp(program, in: variables["PATH"] ?? "") else {
+            context.complete(.failed(reason: "cannot run \(program): no such program in PATH (\(variables["PATH"] ?? ""))"))
             return
         }
-        let executable: Executable = program.contains("/") ? .path(FilePath(program)) : .name(program)
         let tail = OutputTail(limit: outputTailBytes)
+        let run = ProgramRun(path: path, arguments: command, environment: variables, user: user, killGrace: killGrace)
         do {
-            let outcome = try await Subprocess.run(
-                executable, arguments: Arguments(Array(command.dropFirst())),
-                environment: .custom(Dictionary(uniqueKeysWithValues: variables.map { (Environment.Key(rawValue: $0.key)!, $0.value) })),
-                platformOptions: options, input: .none, output: .sequence, error: .combinedWithOutput
-            ) { execution in
-                pass.leave()  // started, with its pidfd: the next one may spawn
-                let pid = execution.processIdentifier.value
-                await withTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        do {
-                            for try await buffer in execution.standardOutput {
-                                buffer.withUnsafeBytes { tail.append($0) }
-                            }
-                        } catch {}
-                    }
-                    group.addTask {
-                        await ProcessGroupReaper.waitForExit(of: pid)
-                        // The program is gone; whatever it left in its group must not outlive it.
-                        kill(-pid, SIGKILL)
-                    }
-                }
-            }
+            let ending = try await run.run(into: tail) {}
             Self.takeOutput(context)
             // Stopped at the deadline or at shutdown: the runner has already settled the result.
             guard !context.isExpired else { return }
-            complete(context, status: outcome.terminationStatus, output: tail.text)
+            complete(context, ending: ending, output: tail.text)
         } catch {
             Self.takeOutput(context)
             guard !context.isExpired else { return }
             context.complete(.failed(reason: "cannot run \(program): \(error)"))
         }
+    }
+
+    /// Where `program` is: itself when it holds a slash, else the first executable file of that
+    /// name in `searchPath`'s folders (the program's own PATH, as a shell would look).
+    static func lookUp(_ program: String, in searchPath: String) -> String? {
+        if program.contains("/") { return program }
+        for folder in searchPath.split(separator: ":") where !folder.isEmpty {
+            let candidate = "\(folder)/\(program)"
+            var info = stat()
+            if stat(candidate, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, access(candidate, X_OK) == 0 {
+                return candidate
+            }
+        }
+        return nil
     }
 
     /// Moves what a program running as another user wrote (`userOutputPath`) to `outputPath`,
@@ -136,9 +116,9 @@ public struct ExecHandler: FetchHandler {
         lchown(context.outputPath, geteuid(), getegid())
     }
 
-    private func complete(_ context: FetchContext, status: TerminationStatus, output: String) {
+    private func complete(_ context: FetchContext, ending: ProgramRun.Ending, output: String) {
         let detail = output.isEmpty ? "" : ": " + output
-        switch status {
+        switch ending {
         case .exited(0):
             if !writesSnapshot || FileManager.default.fileExists(atPath: context.outputPath) {
                 context.complete(.newData())
@@ -149,7 +129,7 @@ public struct ExecHandler: FetchHandler {
             context.complete(.noData())
         case .exited(let code):
             context.complete(.failed(reason: "exited with status \(code)\(detail)"))
-        case .signaled(let signal):
+        case .signalled(let signal):
             context.complete(.failed(reason: "killed by signal \(signal) (\(String(cString: strsignal(signal))))\(detail)"))
         }
     }

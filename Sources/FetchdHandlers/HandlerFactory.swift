@@ -4,13 +4,13 @@ import FetchdCore
 
 /// Builds the runnable handler for a configured one.
 public enum HandlerFactory {
-    /// The handler that `config` describes; `killGraceSeconds` comes from the daemon settings,
-    /// and http handlers run their transfers on `httpClient`.
-    public static func make(_ config: HandlerConfig, killGraceSeconds: Double,
+    /// The handler that `config` describes, under the daemon's settings (`daemon`: the kill
+    /// grace); http handlers run their transfers on `httpClient`.
+    public static func make(_ config: HandlerConfig, daemon: DaemonConfig,
                             httpClient: HTTPClient = .shared) -> any FetchHandler {
         switch config.kind {
         case .exec:
-            makeExec(config, killGraceSeconds: killGraceSeconds)
+            makeExec(config, daemon: daemon)
         case .http:
             makeHTTP(config, client: httpClient)
         case .transfer:
@@ -26,9 +26,10 @@ public enum HandlerFactory {
         func performFetch(context: FetchContext) async { context.complete(.failed(reason: reason)) }
     }
 
-    private static func makeExec(_ config: HandlerConfig, killGraceSeconds: Double) -> ExecHandler {
-        var handler = ExecHandler(command: config.command ?? ["/bin/false"], environment: config.environment,
-                                  killGrace: .milliseconds(Int64(killGraceSeconds * 1000)))
+    /// An exec handler as `config` describes it (also a transfer's `on_complete`, with its command).
+    public static func makeExec(_ config: HandlerConfig, command: [String]? = nil, daemon: DaemonConfig) -> ExecHandler {
+        var handler = ExecHandler(command: command ?? config.command ?? ["/bin/false"], environment: config.environment,
+                                  killGrace: .milliseconds(Int64(daemon.killGraceSeconds * 1000)))
         handler.user = config.user
         return handler
     }

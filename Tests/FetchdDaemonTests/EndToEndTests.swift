@@ -188,6 +188,23 @@ struct EndToEndTests {
         daemon.stopAndReadLog()
     }
 
+    /// fetchd raises its soft file-descriptor limit to the hard one (DescriptorLimit), and gives
+    /// its programs the soft limit it started with.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit"), "needs prlimit (util-linux)"))
+    func programsGetTheSoftLimitFetchdStartedWith() async throws {
+        let daemon = try DaemonProcess(handlers: """
+            [[handler]]
+            name = "limit"
+            kind = "exec"
+            command = ["/bin/sh", "-c", "ulimit -n > \\"$FETCHD_OUTPUT\\""]
+            """)
+        let result = try await DaemonProcess.runWithoutBlocking(
+            "/usr/bin/prlimit", ["--nofile=1000:", TestBinaries.path(of: "fetchd"), "--config", daemon.configPath, "--once", "--log-level", "debug"])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(try String(contentsOfFile: daemon.cachePath + "/limit/latest/content", encoding: .utf8) == "1000\n")
+        #expect(result.output.contains("file-descriptor limit raised from 1000 to"), "\(result.output)")
+    }
+
     @Test func onceRunsDueHandlersAndExits() throws {
         let daemon = try DaemonProcess(handlers: """
             [[handler]]

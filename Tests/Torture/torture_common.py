@@ -1,7 +1,7 @@
 """Shared pieces of the torture scripts (issue 7): a real fetchd on a temp configuration, fetchctl
 against it, and what /proc says about the daemon (resident memory, file descriptors, threads, CPU).
 """
-import atexit, json, os, signal, subprocess, sys, tempfile, time
+import atexit, glob, json, os, resource, signal, subprocess, sys, tempfile, time
 from datetime import datetime
 
 
@@ -42,12 +42,18 @@ class Daemon:
             f.write(text)
         os.replace(path + ".tmp", path)
 
-    def start(self, env=None, launcher=(), arguments=(), timeout=60):
-        """Starts fetchd (after `launcher`, with `arguments` added) and waits until its socket answers."""
+    def start(self, env=None, launcher=(), arguments=(), timeout=60, cores=False):
+        """Starts fetchd (after `launcher`, with `arguments` added) and waits until its socket answers.
+        With `cores`, a crash leaves a core dump in the work folder (`crash_frames`) instead of
+        the Swift backtracer's report."""
         environment = dict(os.environ, **(env or {}))
+        if cores:
+            environment["SWIFT_BACKTRACE"] = "enable=no"
         log = open(self.log_path, "ab")
         command = [*launcher, f"{self.bin_dir}/fetchd", "--config", self.main_file, *arguments]
-        self.proc = subprocess.Popen(command, stdout=log, stderr=log, env=environment, start_new_session=True)
+        unlimited_cores = (lambda: resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY,) * 2)) if cores else None
+        self.proc = subprocess.Popen(command, stdout=log, stderr=log, env=environment, start_new_session=True,
+                                     cwd=self.work if cores else None, preexec_fn=unlimited_cores)
         # A run stopped by a violation leaves no daemon behind (TORTURE_KEEP=1 keeps it to debug).
         if not os.environ.get("TORTURE_KEEP"):
             atexit.register(self.kill)
@@ -60,6 +66,22 @@ class Daemon:
                 fail(f"fetchd exited with {self.proc.returncode} at start; see {self.log_path}")
             time.sleep(0.05)
         fail(f"fetchd did not answer within {timeout} s; see {self.log_path}")
+
+    def crash_frames(self):
+        """The innermost frames of the crash whose core dump is in the work folder (see `start`),
+        as gdb prints them, the dump then removed; None without a dump (kernel.core_pattern may
+        send it elsewhere) or without gdb."""
+        dumps = glob.glob(f"{self.work}/core*")
+        if not dumps:
+            return None
+        try:
+            result = subprocess.run(["gdb", "-batch", "-ex", "bt 4", f"{self.bin_dir}/fetchd", dumps[0]],
+                                    capture_output=True, text=True, timeout=120)
+        except (FileNotFoundError, subprocess.TimeoutExpired):
+            return None
+        for dump in dumps:
+            os.unlink(dump)
+        return "\n".join(line for line in result.stdout.splitlines() if line.startswith("#"))
 
     @property
     def pid(self):

@@ -1,0 +1,169 @@
+import CPosixShim
+import Dispatch
+import FetchdCore
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One run of an exec handler's program: started by `fetchd_spawn` (see CPosixShim for why not a
+/// library), its output drained into an `OutputTail`, its exit awaited, its process group ended
+/// when the program exits or the run is cancelled.
+///
+/// What it needs from fetchd's descriptors is one pipe, made before anything else and refused
+/// cleanly when there is no room; the spawn itself opens none. So a file-descriptor limit makes a
+/// fetch fail with a reason, never fetchd stop, and the exit is watched by polling `waitid`, so
+/// no descriptor is needed to learn of it either.
+struct ProgramRun {
+    /// How a program ended.
+    enum Ending: Equatable {
+        /// It exited with this status.
+        case exited(Int32)
+        /// A signal ended it.
+        case signalled(Int32)
+    }
+
+    /// Why a program could not be started, in words for a failure reason.
+    struct StartFailure: Error, CustomStringConvertible {
+        /// E.g. `No such file or directory`.
+        let description: String
+    }
+
+    /// The program's path (looked up in PATH already).
+    let path: String
+    /// Its argv, `argv[0]` included.
+    let arguments: [String]
+    /// Its whole environment.
+    let environment: [String: String]
+    /// Who it runs as; nil: fetchd's user.
+    let user: UserAccount?
+    /// How long after SIGTERM (at cancellation) the group gets SIGKILL.
+    let killGrace: Duration
+
+    /// How often the output is read while the program is quiet.
+    static let readInterval: Duration = .milliseconds(10)
+    /// The most read in one go before other tasks get a turn (a program printing without end
+    /// must not hold one of the pool's threads).
+    static let readBatchBytes = 1 << 20
+
+    /// stdin of every program: /dev/null, opened once (no descriptor needed per run).
+    private static let devNull = open("/dev/null", O_RDONLY | O_CLOEXEC)
+
+    /// Runs the program to its end; `started` is called as soon as it runs. Cancelling the task
+    /// (the deadline, a shutdown) sends the group SIGTERM, then SIGKILL after `killGrace`, and
+    /// still waits for the program to end.
+    func run(into tail: OutputTail, started: () -> Void) async throws(StartFailure) -> Ending {
+        var ends: [Int32] = [0, 0]
+        guard fetchd_pipe_cloexec(&ends) == 0 else { throw StartFailure(description: Self.errnoText(errno)) }
+        let pid = spawn(output: ends[1])
+        close(ends[1])
+        guard pid > 0 else {
+            close(ends[0])
+            throw StartFailure(description: Self.errnoText(-pid))
+        }
+        started()
+        let readEnd = ends[0]
+        _ = fcntl(readEnd, F_SETFL, fcntl(readEnd, F_GETFL) | O_NONBLOCK)
+        let group = ProcessGroup(leader: pid)
+        await withTaskCancellationHandler {
+            await withTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { await Self.drain(readEnd, into: tail, until: group) }
+                tasks.addTask {
+                    await ProcessGroupReaper.waitForExit(of: pid)
+                    // The program is gone; whatever it left in its group must not outlive it.
+                    group.signal(SIGKILL)
+                    group.markExited()
+                }
+            }
+        } onCancel: {
+            group.signal(SIGTERM)
+            let grace = Int(killGrace.components.seconds * 1000 + killGrace.components.attoseconds / 1_000_000_000_000_000)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(grace)) { group.signal(SIGKILL) }
+        }
+        close(readEnd)
+        return group.reap()
+    }
+
+    /// Starts the child; its pid, or -errno.
+    private func spawn(output: Int32) -> pid_t {
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        let groups = user?.groups ?? []
+        return groups.withUnsafeBufferPointer { groupList in
+            fetchd_spawn(path, argv, envp, Self.devNull, output, DescriptorLimit.forPrograms, user == nil ? 0 : 1,
+                         user?.uid ?? 0, user?.gid ?? 0, groupList.baseAddress, Int32(groupList.count))
+        }
+    }
+
+    /// Reads `fd` into `tail` until its end, or until the program has exited (a child that left
+    /// the group may hold the pipe open for ever).
+    private static func drain(_ fd: Int32, into tail: OutputTail, until group: ProcessGroup) async {
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let exitedBefore = group.hasExited
+            var batch = 0
+            var ended = false
+            while batch < readBatchBytes {
+                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if count > 0 {
+                    buffer.withUnsafeBytes { tail.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+                    batch += count
+                } else if count == 0 || (errno != EINTR && errno != EAGAIN) {
+                    ended = true
+                    break
+                } else if errno == EAGAIN {
+                    break
+                }
+            }
+            // Exited before this read began: all it wrote has been read.
+            if ended || exitedBefore { return }
+            await ProcessGroupReaper.sleepIgnoringCancellation(batch >= readBatchBytes ? .milliseconds(1) : readInterval)
+        }
+    }
+
+    /// `strerror`, and for a descriptor shortage what it means and the limit.
+    static func errnoText(_ code: Int32) -> String {
+        let text = String(cString: strerror(code))
+        guard code == EMFILE || code == ENFILE else { return text }
+        var limit = rlimit()
+        let soft = getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 ? " (RLIMIT_NOFILE \(limit.rlim_cur))" : ""
+        return code == EMFILE ? "\(text) (EMFILE): fetchd is at its file-descriptor limit\(soft)"
+            : "\(text) (ENFILE): the system is out of file descriptors"
+    }
+}
+
+/// A started program's process group, signalled only while its leader is not yet reaped: once
+/// reaped, its number may be another process's.
+private final class ProcessGroup: Sendable {
+    private struct State {
+        var exited = false
+        var reaped = false
+    }
+    private let leader: pid_t
+    private let state = Mutex(State())
+
+    init(leader: pid_t) { self.leader = leader }
+
+    var hasExited: Bool { state.withLock { $0.exited } }
+
+    func markExited() { state.withLock { $0.exited = true } }
+
+    /// Sends `signal` to the whole group, unless the leader has been reaped.
+    func signal(_ signal: Int32) {
+        state.withLock { if !$0.reaped { _ = kill(-leader, signal) } }
+    }
+
+    /// Reaps the leader (it has exited) and says how it ended.
+    func reap() -> ProgramRun.Ending {
+        state.withLock { state in
+            var status: Int32 = 0
+            while waitpid(leader, &status, 0) < 0 && errno == EINTR {}
+            state.reaped = true
+            // Glibc's WIFEXITED/WTERMSIG macros, by hand: Swift does not import them.
+            let signal = status & 0x7f
+            return signal == 0 ? .exited((status >> 8) & 0xff) : .signalled(signal)
+        }
+    }
+}
