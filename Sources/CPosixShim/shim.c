@@ -34,7 +34,7 @@ int fetchd_pipe_cloexec(int fds[2]) {
 // other threads, which the child does not have). All signals stay blocked from before the vfork
 // until the child has put every handler back to its default, so no fetchd signal handler can
 // run on the borrowed memory.
-pid_t fetchd_spawn(const char *path, char *const argv[], char *const envp[], int stdin_fd, int output_fd,
+pid_t fetchd_spawn(const char *path, char *const argv[], char *const envp[], int output_fd,
                    unsigned long long nofile_soft,
                    int switch_user, uid_t uid, gid_t gid, const gid_t *groups, int group_count) {
     sigset_t all, saved;
@@ -50,13 +50,17 @@ pid_t fetchd_spawn(const char *path, char *const argv[], char *const envp[], int
                 sigaction(number, &standard, NULL);
             }
         }
-        if (setsid() < 0 || dup2(stdin_fd, 0) < 0 || dup2(output_fd, 1) < 0 || dup2(output_fd, 2) < 0) goto failed;
-        // Every other descriptor closed (close_range since Linux 5.9; else one by one).
+        if (setsid() < 0 || dup2(output_fd, 1) < 0 || dup2(output_fd, 2) < 0) goto failed;
+        // Every other descriptor closed (close_range since Linux 5.9; else one by one). The child
+        // has its own copy of fetchd's descriptor table (vfork does not share it), so from here
+        // it has room whatever fetchd holds: stdin is opened now, where it lands on 0.
         if (syscall(SYS_close_range, 3U, ~0U, 0) != 0) {
             struct rlimit limit;
             long most = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY ? (long)limit.rlim_cur : 65536;
             for (long fd = 3; fd < most; fd++) close((int)fd);
         }
+        close(0);
+        if (open("/dev/null", O_RDONLY) != 0) goto failed;
         if (nofile_soft > 0) {
             struct rlimit limit;
             if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && nofile_soft < limit.rlim_cur) {

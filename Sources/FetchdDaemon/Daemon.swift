@@ -31,6 +31,9 @@ public struct Daemon {
 
     /// Opens the cache and the state database, creating their directories.
     public func openCoordinator() throws -> FetchCoordinator {
+        // A SIGCHLD ignored by whoever started fetchd would be inherited, and the kernel would
+        // then reap programs before fetchd could read how they ended.
+        signal(SIGCHLD, SIG_DFL)
         if let (before, after) = DescriptorLimit.raiseSoftToHard() {
             logger.debug("file-descriptor limit raised from \(before) to \(after) (programs still get \(before))")
         }

@@ -76,7 +76,7 @@ public struct ExecHandler: FetchHandler {
         let tail = OutputTail(limit: outputTailBytes)
         let run = ProgramRun(path: path, arguments: command, environment: variables, user: user, killGrace: killGrace)
         do {
-            let ending = try await run.run(into: tail) {}
+            let ending = try await run.run(into: tail)
             Self.takeOutput(context)
             // Stopped at the deadline or at shutdown: the runner has already settled the result.
             guard !context.isExpired else { return }
@@ -131,6 +131,8 @@ public struct ExecHandler: FetchHandler {
             context.complete(.failed(reason: "exited with status \(code)\(detail)"))
         case .signalled(let signal):
             context.complete(.failed(reason: "killed by signal \(signal) (\(String(cString: strsignal(signal))))\(detail)"))
+        case .lost:
+            context.complete(.failed(reason: "its exit status was lost: another process reaped it (is SIGCHLD ignored?)\(detail)"))
         }
     }
 }

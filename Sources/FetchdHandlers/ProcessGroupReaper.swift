@@ -4,7 +4,7 @@ import Dispatch
 import Glibc
 #endif
 
-/// Watches a child without reaping it (swift-subprocess reaps it after the run).
+/// Watches a child without reaping it (`ProgramRun` reaps it after the run, to read its status).
 enum ProcessGroupReaper {
     /// How often the child is checked; short enough that leftovers die promptly.
     static let pollInterval: Duration = .milliseconds(20)

@@ -22,6 +22,8 @@ struct ProgramRun {
         case exited(Int32)
         /// A signal ended it.
         case signalled(Int32)
+        /// Its exit status could not be collected (someone else reaped it: SIGCHLD ignored).
+        case lost
     }
 
     /// Why a program could not be started, in words for a failure reason.
@@ -47,13 +49,9 @@ struct ProgramRun {
     /// must not hold one of the pool's threads).
     static let readBatchBytes = 1 << 20
 
-    /// stdin of every program: /dev/null, opened once (no descriptor needed per run).
-    private static let devNull = open("/dev/null", O_RDONLY | O_CLOEXEC)
-
-    /// Runs the program to its end; `started` is called as soon as it runs. Cancelling the task
-    /// (the deadline, a shutdown) sends the group SIGTERM, then SIGKILL after `killGrace`, and
-    /// still waits for the program to end.
-    func run(into tail: OutputTail, started: () -> Void) async throws(StartFailure) -> Ending {
+    /// Runs the program to its end. Cancelling the task (the deadline, a shutdown) sends the group
+    /// SIGTERM, then SIGKILL after `killGrace`, and still waits for the program to end.
+    func run(into tail: OutputTail) async throws(StartFailure) -> Ending {
         var ends: [Int32] = [0, 0]
         guard fetchd_pipe_cloexec(&ends) == 0 else { throw StartFailure(description: Self.errnoText(errno)) }
         let pid = spawn(output: ends[1])
@@ -62,7 +60,6 @@ struct ProgramRun {
             close(ends[0])
             throw StartFailure(description: Self.errnoText(-pid))
         }
-        started()
         let readEnd = ends[0]
         _ = fcntl(readEnd, F_SETFL, fcntl(readEnd, F_GETFL) | O_NONBLOCK)
         let group = ProcessGroup(leader: pid)
@@ -92,7 +89,7 @@ struct ProgramRun {
         defer { (argv + envp).forEach { free($0) } }
         let groups = user?.groups ?? []
         return groups.withUnsafeBufferPointer { groupList in
-            fetchd_spawn(path, argv, envp, Self.devNull, output, DescriptorLimit.forPrograms, user == nil ? 0 : 1,
+            fetchd_spawn(path, argv, envp, output, DescriptorLimit.forPrograms, user == nil ? 0 : 1,
                          user?.uid ?? 0, user?.gid ?? 0, groupList.baseAddress, Int32(groupList.count))
         }
     }
@@ -159,8 +156,10 @@ private final class ProcessGroup: Sendable {
     func reap() -> ProgramRun.Ending {
         state.withLock { state in
             var status: Int32 = 0
-            while waitpid(leader, &status, 0) < 0 && errno == EINTR {}
+            var reaped = waitpid(leader, &status, 0)
+            while reaped < 0 && errno == EINTR { reaped = waitpid(leader, &status, 0) }
             state.reaped = true
+            guard reaped == leader else { return .lost }
             // Glibc's WIFEXITED/WTERMSIG macros, by hand: Swift does not import them.
             let signal = status & 0x7f
             return signal == 0 ? .exited((status >> 8) & 0xff) : .signalled(signal)

@@ -8,7 +8,8 @@
 // happens-before between two threads that took turns holding the lock and reports every access
 // to the protected value as a race (Swift 6.3.1; a three-line program with four threads
 // incrementing a Mutex-protected counter gets three reports). Without this, every Mutex in fetchd
-// and in swift-subprocess (its process monitor and AsyncIO registrations) produces false reports.
+// and in swift-subprocess (its process monitor and AsyncIO registrations; fetchd started programs
+// with it until 2026-11-22) produces false reports.
 //
 // How: these definitions interpose the three slow-path functions (the executable's calls go
 // through the PLT, and an LD_PRELOADed library comes before libswiftSynchronization.so), call the

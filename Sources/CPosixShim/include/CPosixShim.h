@@ -16,13 +16,13 @@ int fetchd_pipe_cloexec(int fds[2]);
 
 /// Starts the program at `path` as a child, the way an exec handler's program must start, and
 /// without opening a single file descriptor in fetchd (so it cannot fail half-way for want of
-/// one): in a new session (its own process group), stdin from `stdin_fd`, stdout and stderr to
+/// one): in a new session (its own process group), stdin from /dev/null, stdout and stderr to
 /// `output_fd`, no other descriptor, every signal at its default and unblocked, its soft
 /// RLIMIT_NOFILE set to `nofile_soft` (0: fetchd's); with `switch_user`, as `uid`/`gid` with
 /// exactly `groups`. Returns the child's pid, or -errno when
 /// it could not start (the child's own failure before exec included: execve's ENOENT, setuid's
 /// EPERM...).
-pid_t fetchd_spawn(const char *path, char *const argv[], char *const envp[], int stdin_fd, int output_fd,
+pid_t fetchd_spawn(const char *path, char *const argv[], char *const envp[], int output_fd,
                    unsigned long long nofile_soft,
                    int switch_user, uid_t uid, gid_t gid, const gid_t *groups, int group_count);
 
