@@ -184,6 +184,8 @@ TORTURE_CLOCK_EVENTS ?= 100
 TORTURE_RELOADS ?= 1000
 TORTURE_SOAK_MINUTES ?= 20
 torture: build
+	@# gdb reads the core dump of a crash in the nofile part (exhaustion_torture.py); prlimit is util-linux's.
+	@$(MAKE) --no-print-directory install-packages PACKAGES="gdb util-linux procps"
 	python3 Tests/Torture/kill_torture.py --bin-dir $(BIN_DIR) --kills $(TORTURE_KILLS)
 	python3 Tests/Torture/clock_torture.py --bin-dir $(BIN_DIR) --events $(TORTURE_CLOCK_EVENTS)
 	python3 Tests/Torture/reload_torture.py --bin-dir $(BIN_DIR) --reloads $(TORTURE_RELOADS)
