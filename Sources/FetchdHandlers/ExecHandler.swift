@@ -73,6 +73,13 @@ public struct ExecHandler: FetchHandler {
             context.complete(.failed(reason: "cannot run \(program): no such program in PATH (\(variables["PATH"] ?? ""))"))
             return
         }
+        // The spawn reports a failed execve too, but only where vfork shares the child's memory
+        // (ThreadSanitizer turns vfork into fork; the program would then just "exit 127"): a
+        // program that cannot be run at all is named here first.
+        guard access(path, X_OK) == 0 else {
+            context.complete(.failed(reason: "cannot run \(program): \(String(cString: strerror(errno)))"))
+            return
+        }
         let tail = OutputTail(limit: outputTailBytes)
         let run = ProgramRun(path: path, arguments: command, environment: variables, user: user, killGrace: killGrace)
         do {
@@ -91,6 +98,8 @@ public struct ExecHandler: FetchHandler {
     /// Where `program` is: itself when it holds a slash, else the first executable file of that
     /// name in `searchPath`'s folders (the program's own PATH, as a shell would look).
     static func lookUp(_ program: String, in searchPath: String) -> String? {
+        // A path is taken as it is: what is wrong with it (missing, not executable) is the spawn's
+        // to say, see `run`.
         if program.contains("/") { return program }
         for folder in searchPath.split(separator: ":") where !folder.isEmpty {
             let candidate = "\(folder)/\(program)"
