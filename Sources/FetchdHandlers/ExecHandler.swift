@@ -98,8 +98,7 @@ public struct ExecHandler: FetchHandler {
     /// Where `program` is: itself when it holds a slash, else the first executable file of that
     /// name in `searchPath`'s folders (the program's own PATH, as a shell would look).
     static func lookUp(_ program: String, in searchPath: String) -> String? {
-        // A path is taken as it is: what is wrong with it (missing, not executable) is the spawn's
-        // to say, see `run`.
+        // A path is taken as it is: `performFetch` says what is wrong with it (missing, not executable).
         if program.contains("/") { return program }
         for folder in searchPath.split(separator: ":") where !folder.isEmpty {
             let candidate = "\(folder)/\(program)"
