@@ -1,4 +1,5 @@
 import CCurlShim
+import Crypto
 
 #if canImport(Glibc)
 import Glibc
@@ -31,6 +32,8 @@ extension CurlEasy {
         var totalBytes: Int?
         /// Why a 206 could not continue the file, when it could not.
         var rangeProblem: String?
+        /// Hashes every body byte written (`HTTPRequest.hashBody`).
+        var hasher: SHA256?
 
         init(fd: Int32, maxBytes: Int, resume: HTTPRequest.Resume?) {
             self.fd = fd
@@ -112,6 +115,7 @@ extension CurlEasy {
             offset += written
         }
         state.bytes += length
+        state.hasher?.update(bufferPointer: UnsafeRawBufferPointer(start: data, count: length))
         state.resume?.progress?.wrote(upTo: state.base + state.bytes)
         return length
     }

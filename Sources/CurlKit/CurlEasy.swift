@@ -1,4 +1,5 @@
 import CCurlShim
+import Crypto
 import Foundation
 
 #if canImport(Glibc)
@@ -47,6 +48,7 @@ final class CurlEasy {
         let fd = open(request.outputPath, O_WRONLY | O_CREAT | truncate | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .write("\(request.outputPath): \(String(cString: strerror(errno)))") }
         let state = TransferState(fd: fd, maxBytes: request.maxBytes, resume: request.resume)
+        if request.hashBody && request.resume == nil { state.hasher = SHA256() }
         transfer = state
         var headers = request.headers
         if let etag = request.ifNoneMatch { headers.append("If-None-Match: \(etag)") }
@@ -137,7 +139,8 @@ final class CurlEasy {
             timings: timings,
             httpVersion: Self.versionName(httpVersion),
             bodyOffset: state.bodyStarted && !state.discarding ? state.base : nil,
-            totalBytes: state.totalBytes))
+            totalBytes: state.totalBytes,
+            bodySHA256: state.hasher.map { Array($0.finalize()) }))
     }
 
     private static func versionName(_ version: Int) -> String? {

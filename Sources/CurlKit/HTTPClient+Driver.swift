@@ -34,6 +34,7 @@ extension HTTPClient {
                         inbox.submitted = []
                         inbox.cancelled = []
                         inbox.limits = nil
+                        inbox.wakePending = false  // what is posted from now on needs a new wakeup
                     }
                     return (inbox.submitted, inbox.cancelled, inbox.limits, inbox.stopping)
                 }

@@ -36,6 +36,16 @@ public final class HTTPClient: Sendable {
         var cancelled: Set<Int> = []
         var limits: Limits?
         var stopping = false
+        /// A wakeup was sent that the driver has not yet answered by reading the inbox. Later
+        /// posts need none: a wave of a thousand submissions costs one `curl_multi_wakeup` (a
+        /// write to libcurl's socket pair, and a poll return), not a thousand.
+        var wakePending = false
+
+        /// Marks a wakeup as sent; true when the caller must send it.
+        mutating func needsWakeup() -> Bool {
+            defer { wakePending = true }
+            return !wakePending
+        }
     }
 
     /// One request waiting to be started by the driver.
@@ -100,17 +110,20 @@ public final class HTTPClient: Sendable {
                 // Task.isCancelled under the lock: the flag is set before onCancel runs, so if it
                 // is still clear here, onCancel's insert comes after this submission and the
                 // driver sees both. (The inserted id alone could be drained before we get here.)
-                let refused = mailbox.inbox.withLock { inbox -> HTTPFailure? in
-                    if inbox.stopping || Task.isCancelled { return .cancelled }
+                let (refused, wake) = mailbox.inbox.withLock { inbox -> (HTTPFailure?, Bool) in
+                    if inbox.stopping || Task.isCancelled { return (.cancelled, false) }
                     inbox.submitted.append(Submission(id: id, request: request, submittedAt: submittedAt,
                                                       continuation: continuation))
-                    return nil
+                    return (nil, inbox.needsWakeup())
                 }
-                if let refused { continuation.resume(returning: .failure(refused)) } else { multi.wakeup() }
+                if let refused { continuation.resume(returning: .failure(refused)) } else if wake { multi.wakeup() }
             }
         } onCancel: {
-            mailbox.inbox.withLock { _ = $0.cancelled.insert(id) }
-            multi.wakeup()
+            let wake = mailbox.inbox.withLock { inbox in
+                inbox.cancelled.insert(id)
+                return inbox.needsWakeup()
+            }
+            if wake { multi.wakeup() }
         }
         return try result.get()
     }

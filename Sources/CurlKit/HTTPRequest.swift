@@ -35,6 +35,9 @@ public struct HTTPRequest: Sendable {
     public var resume: Resume?
     /// The most body bytes per second received (0: no limit).
     public var maxReceiveBytesPerSecond: Int = 0
+    /// Whether the body is hashed (SHA-256) while it is written (`HTTPResponse.bodySHA256`): the
+    /// snapshot's digest without reading the file again. Not for resumable downloads.
+    public var hashBody = false
     /// libcurl's receive buffer, in bytes (nil: libcurl's default, 16 KiB); bulk downloads go
     /// faster with fewer, larger writes.
     public var receiveBufferBytes: Int?
@@ -101,6 +104,9 @@ public struct HTTPResponse: Sendable, Equatable {
     public var bodyOffset: Int?
     /// For a resumable download: the resource's whole size, when the server said.
     public var totalBytes: Int?
+    /// With `HTTPRequest.hashBody`: the SHA-256 of the `bodyBytes` written (32 bytes), nil when
+    /// nothing was hashed (no body written, or the request did not ask).
+    public var bodySHA256: [UInt8]?
 }
 
 /// Why a transfer failed, precisely enough for a person to act on.

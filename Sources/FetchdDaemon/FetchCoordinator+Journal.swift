@@ -7,6 +7,13 @@ extension FetchCoordinator {
     /// Logs a durable result: one journal entry per fetch, with its MESSAGE_ID.
     func log(_ record: FetchRecord, snapshot: String?, messageID: String? = nil) {
         let result = record.fetchResult ?? .failed(reason: record.reason ?? record.result)
+        let level: Logger.Level = switch result {
+        case .newData, .noData: .info
+        case .failed, .expired: .warning
+        }
+        // The entry's fields are built only when it is written: a wake of a thousand fetches
+        // at `log_level = warning` would otherwise build a thousand dictionaries for nothing.
+        guard logger.logLevel <= level else { return }
         var metadata: Logger.Metadata = [
             "handler": "\(record.handler)", "result": "\(result.name)", "trigger": "\(record.trigger)",
             "duration_ms": "\(record.durationMilliseconds)", "bytes": "\(record.bytes ?? 0)",
@@ -16,9 +23,6 @@ extension FetchCoordinator {
         if let snapshot { metadata["snapshot"] = "\(snapshot)" }
         let summary = "\(record.handler): \(result.summary) in \(record.durationMilliseconds) ms (\(record.trigger))"
             + (record.version.map { ", snapshot \($0)" } ?? "")
-        switch result {
-        case .newData, .noData: logger.info("\(summary)", metadata: metadata)
-        case .failed, .expired: logger.warning("\(summary)", metadata: metadata)
-        }
+        logger.log(level: level, "\(summary)", metadata: metadata)
     }
 }

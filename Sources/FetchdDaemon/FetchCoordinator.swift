@@ -259,16 +259,18 @@ public actor FetchCoordinator {
         }
         let deadline = Duration.milliseconds(Int64(handler.deadlineSeconds * 1000))
         let latestPath = snapshots.latestContentPath(of: handler.name)
+        let latest = snapshots.latest(of: handler.name)
         var validators: [String: String] = [:]
         // Validators describe the latest snapshot of this URL; after the URL changes they mean nothing.
-        if handler.kind == .http, snapshots.latest(of: handler.name)?.details["request_url"] == handler.url,
+        if handler.kind == .http, latest?.details["request_url"] == handler.url,
            let saved: HandlerState = known ?? (try? state.state(of: handler.name)) ?? nil {
             validators[HTTPHandler.etagKey] = saved.etag
             validators[HTTPHandler.lastModifiedKey] = saved.lastModified
         }
         let context = FetchContext(
             handlerName: handler.name, trigger: trigger, outputPath: outputPath,
-            previousSnapshotPath: FileManager.default.fileExists(atPath: latestPath) ? latestPath : nil,
+            // No stat for a handler without snapshots (`latest` unreadable): a first fetch's.
+            previousSnapshotPath: latest != nil && access(latestPath, F_OK) == 0 ? latestPath : nil,
             deadline: .now + deadline, wallDeadline: startedAt.addingTimeInterval(handler.deadlineSeconds),
             previousValidators: validators, pushData: pushData, userOutputPath: userOutputPath)
         let implementation = HandlerFactory.make(handler, daemon: config.daemon,
@@ -280,16 +282,14 @@ public actor FetchCoordinator {
                            metadata: ["handler": "\(handler.name)"])
         }
         return await Self.settle(handler, outcome: outcome, outputPath: outputPath, trigger: trigger,
-                                 startedAt: startedAt, snapshots: snapshots)
+                                 startedAt: startedAt, snapshots: snapshots,
+                                 knownDigest: outcome.contentDigest.map { ($0.sha256, $0.bytes) })
     }
 
     /// Which slots `handler` waits for, and under which key: http fetches by host and port.
     nonisolated func slot(for handler: HandlerConfig) -> (ConcurrencyLimiter, String) {
         if handler.kind == .transfer { return (transferLimiter, "") }
         guard handler.kind == .http else { return (limiter, "") }
-        let components = handler.url.flatMap { URLComponents(string: $0) }
-        let host = components?.host?.lowercased() ?? ""
-        let port = components?.port ?? (components?.scheme?.lowercased() == "https" ? 443 : 80)
-        return (httpLimiter, host.isEmpty ? "" : "\(host):\(port)")
+        return (httpLimiter, handler.url.map(ConnectionKey.of) ?? "")
     }
 }

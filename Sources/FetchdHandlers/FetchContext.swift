@@ -28,8 +28,24 @@ public final class FetchContext: Sendable {
     /// `Defaults.pushDataMaxBytes` bytes (`FETCHD_PUSH_DATA`), when it carried any.
     public let pushData: String?
 
+    /// The SHA-256 (lower-case hex) and size of the content a handler wrote to `outputPath`,
+    /// hashed as it was written.
+    public struct ContentDigest: Sendable, Equatable {
+        /// SHA-256, lower-case hex.
+        public var sha256: String
+        /// The size it covers, in bytes.
+        public var bytes: Int
+
+        /// Creates a digest.
+        public init(sha256: String, bytes: Int) {
+            self.sha256 = sha256
+            self.bytes = bytes
+        }
+    }
+
     private struct Shared {
         var completion: HandlerCompletion?
+        var contentDigest: ContentDigest?
         var expired = false
         var lateCompletions = 0
         var expirationHandlers: [@Sendable () -> Void] = []
@@ -80,6 +96,14 @@ public final class FetchContext: Sendable {
         return accepted
     }
 
+    /// Reports the digest of what the handler wrote to `outputPath`, computed while writing it,
+    /// so publishing the snapshot does not read it back to hash it (call before `complete`).
+    /// Only for handlers inside fetchd (a program's word is never taken for it); the size is
+    /// checked against the file again before the digest is used.
+    public func reportContentDigest(_ digest: ContentDigest) {
+        shared.withLock { $0.contentDigest = digest }
+    }
+
     /// Registers a callback run once when the deadline passes without a completion (iOS's
     /// expiration handler). Registered after expiry, it runs at once.
     public func onExpiration(_ body: @escaping @Sendable () -> Void) {
@@ -95,6 +119,9 @@ public final class FetchContext: Sendable {
 
     /// The accepted completion, if any.
     var completion: HandlerCompletion? { shared.withLock { $0.completion } }
+
+    /// What `reportContentDigest` said, if anything.
+    var contentDigest: ContentDigest? { shared.withLock { $0.contentDigest } }
 
     /// How many completions were ignored (second or late calls).
     var ignoredCompletions: Int { shared.withLock { $0.lateCompletions } }

@@ -18,14 +18,17 @@ public struct FetchRunner: Sendable {
         public var interrupted: Bool
         /// Completions that were ignored (second or late calls).
         public var ignoredCompletions: Int
+        /// The digest of the content written, when the handler hashed it while writing.
+        public var contentDigest: FetchContext.ContentDigest?
 
         /// Creates an outcome (the runner does; so does a caller settling a result it got another way).
         public init(completion: HandlerCompletion?, expired: Bool = false, interrupted: Bool = false,
-                    ignoredCompletions: Int = 0) {
+                    ignoredCompletions: Int = 0, contentDigest: FetchContext.ContentDigest? = nil) {
             self.completion = completion
             self.expired = expired
             self.interrupted = interrupted
             self.ignoredCompletions = ignoredCompletions
+            self.contentDigest = contentDigest
         }
     }
 
@@ -45,10 +48,6 @@ public struct FetchRunner: Sendable {
                 return .handlerReturned
             }
             group.addTask {
-                await context.waitForCompletion()
-                return .completed
-            }
-            group.addTask {
                 do {
                     try await Task.sleep(until: context.deadline, clock: .continuous)
                     return .deadline
@@ -60,6 +59,15 @@ public struct FetchRunner: Sendable {
                 switch event {
                 case .handlerReturned:
                     handlerReturned = true
+                    // Returned without completing: a completion may still come from elsewhere
+                    // until the deadline, so wait for one. Only then: most handlers complete
+                    // before they return, and a third task per fetch was a cost of every fetch.
+                    if context.completion == nil && !deadlineResolved {
+                        group.addTask {
+                            await context.waitForCompletion()
+                            return .completed
+                        }
+                    }
                 case .completed:
                     break
                 case .deadline:
@@ -83,6 +91,7 @@ public struct FetchRunner: Sendable {
             }
         }
         return Outcome(completion: context.completion, expired: context.completion == nil && !interrupted,
-                       interrupted: interrupted, ignoredCompletions: context.ignoredCompletions)
+                       interrupted: interrupted, ignoredCompletions: context.ignoredCompletions,
+                       contentDigest: context.contentDigest)
     }
 }

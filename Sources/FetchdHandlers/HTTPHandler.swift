@@ -53,6 +53,7 @@ public struct HTTPHandler: FetchHandler {
         request.acceptEncoding = acceptEncoding
         request.proxy = proxy
         request.caFile = caFile
+        request.hashBody = true
         // Conditional only when there is content to keep: a 304 without a snapshot would leave none.
         if context.previousSnapshotPath != nil {
             request.ifNoneMatch = context.previousValidators[Self.etagKey]
@@ -78,6 +79,9 @@ public struct HTTPHandler: FetchHandler {
             }
             switch response.status {
             case 200..<300:
+                if let digest = response.bodySHA256 {
+                    context.reportContentDigest(.init(sha256: HexText.lowercase(digest), bytes: response.bodyBytes))
+                }
                 context.complete(.newData(contentType: response.contentType, details: details))
             case 304:
                 context.complete(.noData(details: details))

@@ -6,6 +6,7 @@ import Musl
 import CPosixShim
 import FetchdCore
 import Foundation
+import Synchronization
 
 /// Small POSIX helpers for crash-safe file updates: the temp-file, fsync, rename, fsync-dir
 /// dance. Foundation's `Data.write(options: .atomic)` renames but never fsyncs, so after a
@@ -22,6 +23,17 @@ public enum DurableFile {
         /// `rename /var/cache/fetchd/x: No space left on device`.
         public var description: String { "\(operation) \(path): \(String(cString: strerror(code)))" }
     }
+
+    /// A name part that no other temporary file has: this process's id, a random number drawn
+    /// once per process (a crash's leftovers from an earlier process with the same id do not
+    /// collide) and a counter. Drawing a random number for every name cost a `getrandom` call
+    /// on every fetch.
+    public static func uniqueSuffix() -> String {
+        "\(processNonce)-\(namesGiven.add(1, ordering: .relaxed).newValue)"
+    }
+
+    private static let processNonce = "\(getpid())-\(UInt32.random(in: 0 ... .max))"
+    private static let namesGiven = Atomic<Int>(0)
 
     /// Flushes a directory, making renames and creations inside it durable.
     public static func sync(directory path: String) throws(Failure) {
@@ -49,7 +61,7 @@ public enum DurableFile {
     /// `durably` fsyncs the file and the directory too, else a later `syncFileSystem` must.
     public static func write(_ data: Data, to path: String, mode: mode_t = 0o644, durably: Bool = true) throws(Failure) {
         let directory = PathName.directory(of: path)
-        let temporary = "\(directory)/.\(PathName.lastComponent(of: path)).tmp-\(getpid())-\(UInt32.random(in: 0 ... .max))"
+        let temporary = "\(directory)/.\(PathName.lastComponent(of: path)).tmp-\(uniqueSuffix())"
         try writeNew(data, to: temporary, mode: mode, durably: durably)
         do { try rename(temporary, to: path) } catch { unlink(temporary); throw error }
         if durably { try sync(directory: directory.isEmpty ? "." : directory) }
@@ -81,7 +93,7 @@ public enum DurableFile {
     /// Atomically points the symlink at `path` to `target` (create a temp link, rename over);
     /// `durably` fsyncs the directory too, else a later `syncFileSystem` must.
     public static func replaceSymlink(at path: String, target: String, durably: Bool = true) throws(Failure) {
-        let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: 0 ... .max))"
+        let temporary = "\(path).tmp-\(uniqueSuffix())"
         guard symlink(target, temporary) == 0 else { throw Failure(operation: "symlink", path: temporary, code: errno) }
         do { try rename(temporary, to: path) } catch { unlink(temporary); throw error }
         guard durably else { return }
@@ -91,9 +103,10 @@ public enum DurableFile {
 
     /// Creates a directory with `mode` (and missing parents with 0755); an existing one is fine.
     public static func makeDirectory(_ path: String, mode: mode_t = 0o755) throws(Failure) {
-        // One plain stat in the usual case (the folder exists): this runs for every fetch.
-        var info = stat()
-        if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { return }
+        // mkdir first: one call whether the folder is there or not (this runs several times per
+        // fetch, and on a fresh cache every folder is new); parents only when it says ENOENT.
+        if mkdir(path, mode) == 0 || errno == EEXIST { return }
+        guard errno == ENOENT else { throw Failure(operation: "mkdir", path: path, code: errno) }
         let parent = PathName.directory(of: path)
         if !parent.isEmpty && parent != "/" && parent != path { try makeDirectory(parent) }
         guard mkdir(path, mode) == 0 || errno == EEXIST else { throw Failure(operation: "mkdir", path: path, code: errno) }

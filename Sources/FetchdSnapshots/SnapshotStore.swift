@@ -44,6 +44,9 @@ public final class SnapshotStore: Sendable {
     let ledger: Mutex<Ledger>
     /// The metadata of each handler's `latest`, as last read or written.
     let latestKnown = Mutex<[String: SnapshotMetadata]>([:])
+    /// Handlers whose folder this process has made or found (a hint for `stagingPath` only:
+    /// a folder removed behind fetchd's back is made again all the same).
+    private let handlersSeen = Mutex<Set<String>>([])
 
     /// Opens (and creates) the cache at `root`, clearing debris left by an interrupted write.
     public init(root: String, maxTotalBytes: Int = Defaults.cacheMaxBytes) throws(DurableFile.Failure) {
@@ -51,7 +54,9 @@ public final class SnapshotStore: Sendable {
         self.maxTotalBytes = maxTotalBytes
         try DurableFile.makeDirectory(root)
         ledger = Mutex(Ledger())
-        for handler in handlerNames() { recover(handler: handler) }
+        let present = handlerNames()
+        for handler in present { recover(handler: handler) }
+        handlersSeen.withLock { $0 = Set(present) }
         ledger.withLock { $0 = scanLedger() }
     }
 
@@ -65,8 +70,14 @@ public final class SnapshotStore: Sendable {
     /// file system as the cache so committing it is a rename, not a copy.
     public func stagingPath(for handler: String) throws(DurableFile.Failure) -> String {
         let staging = "\(directory(of: handler))/.staging"
+        if !handlersSeen.withLock({ $0.contains(handler) }) {
+            // A handler new to this process: its folder first, which spares a new handler's
+            // first fetch a failed mkdir of `.staging` (the usual case then costs one mkdir).
+            try DurableFile.makeDirectory(directory(of: handler))
+            handlersSeen.withLock { _ = $0.insert(handler) }
+        }
         try DurableFile.makeDirectory(staging, mode: 0o700)
-        return "\(staging)/\(UUID().uuidString.lowercased())"
+        return "\(staging)/\(DurableFile.uniqueSuffix())"
     }
 
     /// For a handler whose program runs as another user (`user = "NAME"`): a fresh path where
@@ -182,13 +193,18 @@ public final class SnapshotStore: Sendable {
         var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        func padded(_ value: Int32, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
-        }
-        return padded(Int32(clamping: sequence), 8) + "-" + padded(parts.tm_year + 1900, 4) + padded(parts.tm_mon + 1, 2)
-            + padded(parts.tm_mday, 2) + "T" + padded(parts.tm_hour, 2) + padded(parts.tm_min, 2)
-            + padded(parts.tm_sec, 2) + "Z"
+        var text = DigitText(capacity: 24)
+        text.append(sequence, width: 8)
+        text.append("-")
+        text.append(Int(parts.tm_year) + 1900, width: 4)
+        text.append(Int(parts.tm_mon) + 1, width: 2)
+        text.append(Int(parts.tm_mday), width: 2)
+        text.append("T")
+        text.append(Int(parts.tm_hour), width: 2)
+        text.append(Int(parts.tm_min), width: 2)
+        text.append(Int(parts.tm_sec), width: 2)
+        text.append("Z")
+        return text.text
     }
 
     static func sequence(of version: String) -> Int? {

@@ -111,39 +111,40 @@ public final class StateStore: Sendable {
     /// in one transaction, and building each statement anew cost more than the fetch itself.
     private static func insert(_ pending: PendingRecord, historyLimit: Int, in db: Database) throws -> FetchRecord {
         var fetch = pending.fetch
+        let (started, finished) = (Self.text(fetch.startedAt), Self.text(fetch.finishedAt))
         try db.cachedStatement(sql: """
             INSERT INTO fetch_history (handler, started_at, finished_at, duration_ms, result, reason, trigger,
                                        bytes, sha256, version)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [
-                fetch.handler, Self.text(fetch.startedAt), Self.text(fetch.finishedAt), fetch.durationMilliseconds, fetch.result,
+                fetch.handler, started, finished, fetch.durationMilliseconds, fetch.result,
                 fetch.reason, fetch.trigger, fetch.bytes, fetch.sha256, fetch.version,
             ])
         fetch.id = db.lastInsertedRowID
         let failed = fetch.fetchResult?.isFailure ?? true
         // New row or old, the same rules: failures count up and a success resets them; the last
         // success is kept through failures; validators change only when the fetch brought some.
+        // Numbered parameters (?6 and ?11 are used twice) and positional arguments: a dictionary
+        // of named ones was built and hashed for every result.
         try db.cachedStatement(sql: """
             INSERT INTO handler_state (name, last_attempt_at, last_success_at, last_result, last_reason,
                                        consecutive_failures, etag, last_modified, new_data_unseen, not_before)
-            VALUES (:name, :attempt, :success, :result, :reason, :failed, :etag, :lastModified, :new, :notBefore)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
             ON CONFLICT(name) DO UPDATE SET
                 last_attempt_at = excluded.last_attempt_at,
                 last_success_at = COALESCE(excluded.last_success_at, last_success_at),
                 last_result = excluded.last_result,
                 last_reason = excluded.last_reason,
-                consecutive_failures = CASE WHEN :failed THEN consecutive_failures + 1 ELSE 0 END,
-                etag = CASE WHEN :setValidators THEN excluded.etag ELSE etag END,
-                last_modified = CASE WHEN :setValidators THEN excluded.last_modified ELSE last_modified END,
+                consecutive_failures = CASE WHEN ?6 THEN consecutive_failures + 1 ELSE 0 END,
+                etag = CASE WHEN ?11 THEN excluded.etag ELSE etag END,
+                last_modified = CASE WHEN ?11 THEN excluded.last_modified ELSE last_modified END,
                 new_data_unseen = new_data_unseen + excluded.new_data_unseen,
                 not_before = excluded.not_before
             """).execute(arguments: [
-                "name": fetch.handler, "attempt": Self.text(fetch.startedAt),
-                "success": failed ? nil : Self.text(fetch.finishedAt),
-                "result": fetch.result, "reason": fetch.reason, "failed": failed ? 1 : 0,
-                "etag": pending.validators?.etag, "lastModified": pending.validators?.lastModified,
-                "setValidators": pending.validators == nil ? 0 : 1,
-                "new": fetch.result == FetchResult.newData.name ? 1 : 0, "notBefore": pending.notBefore.map(Self.text),
+                fetch.handler, started, failed ? nil : finished, fetch.result, fetch.reason, failed ? 1 : 0,
+                pending.validators?.etag, pending.validators?.lastModified,
+                fetch.result == FetchResult.newData.name ? 1 : 0, pending.notBefore.map(Self.text),
+                pending.validators == nil ? 0 : 1,
             ])
         try db.cachedStatement(sql: """
             DELETE FROM fetch_history WHERE handler = ? AND id <= (
@@ -161,13 +162,21 @@ public final class StateStore: Sendable {
         if fraction < 0 { seconds -= 1; fraction += 1000 }
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        func padded(_ value: Int, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
-        }
-        return padded(Int(parts.tm_year) + 1900, 4) + "-" + padded(Int(parts.tm_mon) + 1, 2) + "-"
-            + padded(Int(parts.tm_mday), 2) + " " + padded(Int(parts.tm_hour), 2) + ":" + padded(Int(parts.tm_min), 2)
-            + ":" + padded(Int(parts.tm_sec), 2) + "." + padded(fraction, 3)
+        var text = DigitText(capacity: 23)
+        text.append(Int(parts.tm_year) + 1900, width: 4)
+        text.append("-")
+        text.append(Int(parts.tm_mon) + 1, width: 2)
+        text.append("-")
+        text.append(Int(parts.tm_mday), width: 2)
+        text.append(" ")
+        text.append(Int(parts.tm_hour), width: 2)
+        text.append(":")
+        text.append(Int(parts.tm_min), width: 2)
+        text.append(":")
+        text.append(Int(parts.tm_sec), width: 2)
+        text.append(".")
+        text.append(fraction, width: 3)
+        return text.text
     }
 
     /// One recorded use of a handler's content.
