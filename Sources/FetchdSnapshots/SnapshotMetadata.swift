@@ -1,3 +1,4 @@
+import FetchdCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -131,22 +132,22 @@ public struct SnapshotMetadata: Codable, Sendable, Equatable {
         var time = time_t(seconds)
         var parts = tm()
         gmtime_r(&time, &parts)
-        var out: [UInt8] = []
-        out.reserveCapacity(24)
-        func digits(_ value: Int, _ width: Int) {
-            var divisor = 1
-            for _ in 1..<width { divisor *= 10 }
-            var rest = value
-            while divisor > 0 { out.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10)); rest %= divisor; divisor /= 10 }
-        }
-        digits(Int(parts.tm_year) + 1900, 4); out.append(UInt8(ascii: "-"))
-        digits(Int(parts.tm_mon) + 1, 2); out.append(UInt8(ascii: "-"))
-        digits(Int(parts.tm_mday), 2); out.append(UInt8(ascii: "T"))
-        digits(Int(parts.tm_hour), 2); out.append(UInt8(ascii: ":"))
-        digits(Int(parts.tm_min), 2); out.append(UInt8(ascii: ":"))
-        digits(Int(parts.tm_sec), 2); out.append(UInt8(ascii: "."))
-        digits(Int(fraction), 3); out.append(UInt8(ascii: "Z"))
-        return String(decoding: out, as: UTF8.self)
+        var text = DigitText(capacity: 24)
+        text.append(Int(parts.tm_year) + 1900, width: 4)
+        text.append("-")
+        text.append(Int(parts.tm_mon) + 1, width: 2)
+        text.append("-")
+        text.append(Int(parts.tm_mday), width: 2)
+        text.append("T")
+        text.append(Int(parts.tm_hour), width: 2)
+        text.append(":")
+        text.append(Int(parts.tm_min), width: 2)
+        text.append(":")
+        text.append(Int(parts.tm_sec), width: 2)
+        text.append(".")
+        text.append(Int(fraction), width: 3)
+        text.append("Z")
+        return text.text
     }
 
     /// Reads metadata written by `encoded()`.
