@@ -45,7 +45,10 @@ final class CurlEasy {
         curl_easy_reset(handle)
         // A resumable download keeps what the file holds; the first body byte decides its fate.
         let truncate = request.resume == nil ? O_TRUNC : 0
-        let fd = open(request.outputPath, O_WRONLY | O_CREAT | truncate | O_CLOEXEC, 0o600)
+        // 0644 less the umask, as `curl -o` makes files: fetchd's output folders are its own and
+        // closed to others (.staging, .transfer are 0700), and a snapshot ends up 0644 anyway;
+        // made so at once, publishing it needs no chmod.
+        let fd = open(request.outputPath, O_WRONLY | O_CREAT | truncate | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw .write("\(request.outputPath): \(String(cString: strerror(errno)))") }
         let state = TransferState(fd: fd, maxBytes: request.maxBytes, resume: request.resume)
         if request.hashBody && request.resume == nil { state.hasher = SHA256() }

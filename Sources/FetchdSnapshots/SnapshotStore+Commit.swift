@@ -17,6 +17,8 @@ extension SnapshotStore {
         let metadataJSON: Data
         /// How many versions of the handler to keep.
         public let retain: Int
+        /// The staged file's permissions are not yet 0644 (every snapshot is made readable).
+        let needsChmod: Bool
     }
 
     /// What `prepare` found.
@@ -56,7 +58,8 @@ extension SnapshotStore {
         metadata.sha256 = digest
         metadata.handler = handler
         return .pending(PendingVersion(stagedFile: stagedFile, handler: handler, metadata: metadata,
-                                       metadataJSON: try metadata.encoded(), retain: retain))
+                                       metadataJSON: try metadata.encoded(), retain: retain,
+                                       needsChmod: info.st_mode & 0o7777 != 0o644))
     }
 
     /// Publishes a batch of versions, each atomically, with two `syncfs` calls for the whole batch:
@@ -135,7 +138,7 @@ extension SnapshotStore {
         try DurableFile.makeDirectory(versionsDirectory(of: pending.handler))
         let incoming = incomingPath(pending)
         try DurableFile.makeDirectory(incoming)
-        chmod(pending.stagedFile, 0o644)
+        if pending.needsChmod { chmod(pending.stagedFile, 0o644) }
         try DurableFile.rename(pending.stagedFile, to: "\(incoming)/content")
         // Written in place: the folder is hidden until step 3, and recovery removes it if a
         // crash leaves it half done; the batch's first syncfs makes the file durable.

@@ -38,6 +38,8 @@ struct HTTPConditionalTests {
         #expect(try state.state(of: "page")?.etag == "\"v2\"")
         let content = try String(contentsOfFile: directory.file("cache/page/latest/content"), encoding: .utf8)
         #expect(content == "etag body 2")
+        var info = stat()  // readable by everyone, made so without a chmod when the umask allows
+        #expect(stat(directory.file("cache/page/latest/content"), &info) == 0 && info.st_mode & 0o7777 == 0o644)
         let metadata = try String(contentsOfFile: directory.file("cache/page/latest/meta.json"), encoding: .utf8)
         #expect(metadata.contains("\"status\" : \"200\"") && metadata.contains("first_byte_ms"), "\(metadata)")
     }
