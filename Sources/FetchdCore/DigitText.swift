@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Text made of zero-padded decimal fields, written straight into bytes.
 ///
 /// Timestamps in the state database and version names are made for every fetch; building
@@ -23,6 +27,29 @@ public struct DigitText {
             bytes[index] = UInt8(ascii: "0") + UInt8(rest % 10)
             rest /= 10
         }
+    }
+
+    /// Appends a time in UTC, `2026-11-21<separator>08:30:12.345`, at the nearest millisecond.
+    public mutating func appendUTC(secondsSince1970: Double, separator: Unicode.Scalar) {
+        let milliseconds = Int64((secondsSince1970 * 1000).rounded())
+        var (seconds, fraction) = milliseconds.quotientAndRemainder(dividingBy: 1000)
+        if fraction < 0 { seconds -= 1; fraction += 1000 }
+        var time = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        append(Int(parts.tm_year) + 1900, width: 4)
+        append("-")
+        append(Int(parts.tm_mon) + 1, width: 2)
+        append("-")
+        append(Int(parts.tm_mday), width: 2)
+        append(separator)
+        append(Int(parts.tm_hour), width: 2)
+        append(":")
+        append(Int(parts.tm_min), width: 2)
+        append(":")
+        append(Int(parts.tm_sec), width: 2)
+        append(".")
+        append(Int(fraction), width: 3)
     }
 
     /// Appends one ASCII character, e.g. a separator.

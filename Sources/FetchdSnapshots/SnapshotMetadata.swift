@@ -134,26 +134,8 @@ public struct SnapshotMetadata: Codable, Sendable, Equatable {
     /// `2026-11-21T11:49:28.123Z`: `dateStyle`'s shape without its formatter's cost, at the
     /// nearest millisecond (the formatter truncates, writing x.999 s stored as a Double as .998).
     static func isoText(_ date: Date) -> String {
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
-        var (seconds, fraction) = milliseconds.quotientAndRemainder(dividingBy: 1000)
-        if fraction < 0 { seconds -= 1; fraction += 1000 }
-        var time = time_t(seconds)
-        var parts = tm()
-        gmtime_r(&time, &parts)
         var text = DigitText(capacity: 24)
-        text.append(Int(parts.tm_year) + 1900, width: 4)
-        text.append("-")
-        text.append(Int(parts.tm_mon) + 1, width: 2)
-        text.append("-")
-        text.append(Int(parts.tm_mday), width: 2)
-        text.append("T")
-        text.append(Int(parts.tm_hour), width: 2)
-        text.append(":")
-        text.append(Int(parts.tm_min), width: 2)
-        text.append(":")
-        text.append(Int(parts.tm_sec), width: 2)
-        text.append(".")
-        text.append(Int(fraction), width: 3)
+        text.appendUTC(secondsSince1970: date.timeIntervalSince1970, separator: "T")
         text.append("Z")
         return text.text
     }

@@ -156,26 +156,8 @@ public final class StateStore: Sendable {
     /// A date as GRDB stores it (`2026-11-21 08:30:12.345`, UTC), formatted without ICU: GRDB's
     /// own DateFormatter was a visible share of recording a wake's results.
     static func text(_ date: Date) -> String {
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
-        var seconds = time_t(milliseconds.quotientAndRemainder(dividingBy: 1000).quotient)
-        var fraction = Int(milliseconds - Int64(seconds) * 1000)
-        if fraction < 0 { seconds -= 1; fraction += 1000 }
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
         var text = DigitText(capacity: 23)
-        text.append(Int(parts.tm_year) + 1900, width: 4)
-        text.append("-")
-        text.append(Int(parts.tm_mon) + 1, width: 2)
-        text.append("-")
-        text.append(Int(parts.tm_mday), width: 2)
-        text.append(" ")
-        text.append(Int(parts.tm_hour), width: 2)
-        text.append(":")
-        text.append(Int(parts.tm_min), width: 2)
-        text.append(":")
-        text.append(Int(parts.tm_sec), width: 2)
-        text.append(".")
-        text.append(fraction, width: 3)
+        text.appendUTC(secondsSince1970: date.timeIntervalSince1970, separator: " ")
         return text.text
     }
 

@@ -1,0 +1,31 @@
+@testable import FetchdState
+import Foundation
+import Testing
+
+/// Timestamps as the state database stores them (GRDB's text format, UTC), written by hand for
+/// speed: to the nearest millisecond, carrying into the second, before 1970 and at year 1.
+struct TimestampTextTests {
+    @Test(arguments: [
+        (1_795_163_412.345, "2026-11-20 08:30:12.345"),
+        (0.9996, "1970-01-01 00:00:01.000"),
+        (-0.25, "1969-12-31 23:59:59.750"),
+        (-62_135_596_800, "0001-01-01 00:00:00.000"),
+    ])
+    func utcToTheMillisecond(seconds: Double, expected: String) {
+        #expect(StateStore.text(Date(timeIntervalSince1970: seconds)) == expected)
+    }
+
+    /// GRDB reads back what it is given (the rows' times come back as they were recorded).
+    @Test func grdbParsesIt() throws {
+        let directory = try FileManager.default.url(for: .itemReplacementDirectory, in: .userDomainMask,
+                                                    appropriateFor: URL(fileURLWithPath: "/tmp"), create: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try StateStore(path: directory.path + "/state.sqlite")
+        let start = Date(timeIntervalSince1970: 1_795_163_412.345)
+        let record = FetchRecord(handler: "h", startedAt: start, finishedAt: start.addingTimeInterval(1),
+                                 result: .noData, trigger: .timer)
+        _ = try store.record(record)
+        let read = try #require(try store.history(of: "h", limit: 1).first)
+        #expect(abs(read.startedAt.timeIntervalSince(start)) < 0.001)
+    }
+}
