@@ -48,7 +48,7 @@ final class CurlEasy {
         // 0644 less the umask, as `curl -o` makes files: fetchd's output folders are its own and
         // closed to others (.staging, .transfer are 0700), and a snapshot ends up 0644 anyway;
         // made so at once, publishing it needs no chmod.
-        let fd = open(request.outputPath, O_WRONLY | O_CREAT | truncate | O_CLOEXEC, 0o644)
+        let fd = open(request.outputPath, O_WRONLY | O_CREAT | truncate | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard fd >= 0 else { throw .write("\(request.outputPath): \(String(cString: strerror(errno)))") }
         let state = TransferState(fd: fd, maxBytes: request.maxBytes, resume: request.resume)
         if request.hashBody && request.resume == nil { state.hasher = SHA256() }

@@ -2,7 +2,8 @@
 public struct HTTPRequest: Sendable {
     /// The URL to GET.
     public var url: String
-    /// Where the response body is written (created or truncated).
+    /// Where the response body is written (created 0644 less the umask, or truncated; a
+    /// symlink there is refused).
     public var outputPath: String
     /// Extra request headers, `Name: value`.
     public var headers: [String] = []
@@ -104,8 +105,9 @@ public struct HTTPResponse: Sendable, Equatable {
     public var bodyOffset: Int?
     /// For a resumable download: the resource's whole size, when the server said.
     public var totalBytes: Int?
-    /// With `HTTPRequest.hashBody`: the SHA-256 of the `bodyBytes` written (32 bytes), nil when
-    /// nothing was hashed (no body written, or the request did not ask).
+    /// With `HTTPRequest.hashBody`: the SHA-256 of the `bodyBytes` written (32 bytes; an empty
+    /// body has the digest of nothing), whatever the status; nil when the request did not ask
+    /// or resumes a download.
     public var bodySHA256: [UInt8]?
 }
 

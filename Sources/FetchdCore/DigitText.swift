@@ -13,7 +13,8 @@ public struct DigitText {
     /// Starts an empty text with room for `capacity` bytes.
     public init(capacity: Int) { bytes.reserveCapacity(capacity) }
 
-    /// Appends `value` in decimal, left-padded with zeros to at least `width` digits.
+    /// Appends `value` in decimal, left-padded with zeros to at least `width` digits (a
+    /// negative value's sign comes before them and does not count in `width`).
     public mutating func append(_ value: Int, width: Int) {
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
         var count = 1

@@ -3,6 +3,7 @@
 /// Read straight from the URL's text rather than with Foundation's `URLComponents`: a wake asks
 /// twice per due handler (to interleave hosts, then for the slot), and `URLComponents` was a
 /// visible share of a wake's CPU. Only grouping depends on it; libcurl parses the URL for real.
+/// Unlike `URLComponents` it does not percent-decode the host (`ex%61mple.org` is its own key).
 enum ConnectionKey {
     /// `example.org:443` for `https://user@Example.org/x`; `[::1]:8080` for `http://[::1]:8080/`;
     /// "" when the URL has no `scheme://host` part.
@@ -21,8 +22,8 @@ enum ConnectionKey {
         var port = scheme == "https" ? "443" : "80"
         if let portColon = authority[hostEnd...].lastIndex(of: UInt8(ascii: ":")) {
             host = authority[..<portColon]
-            let digits = authority[(portColon + 1)...]
-            if !digits.isEmpty { port = String(decoding: digits, as: UTF8.self) }
+            // As a number, so `:080` and `:80` are one key; no number: the scheme's port.
+            if let number = Int(String(decoding: authority[(portColon + 1)...], as: UTF8.self)) { port = String(number) }
         }
         guard !host.isEmpty else { return "" }
         return String(decoding: host, as: UTF8.self).lowercased() + ":" + port

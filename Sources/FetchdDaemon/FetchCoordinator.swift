@@ -259,7 +259,7 @@ public actor FetchCoordinator {
         }
         let deadline = Duration.milliseconds(Int64(handler.deadlineSeconds * 1000))
         let latestPath = snapshots.latestContentPath(of: handler.name)
-        let latest = snapshots.latest(of: handler.name)
+        let latest = handler.kind == .http ? snapshots.latest(of: handler.name) : nil
         var validators: [String: String] = [:]
         // Validators describe the latest snapshot of this URL; after the URL changes they mean nothing.
         if handler.kind == .http, latest?.details["request_url"] == handler.url,
@@ -267,10 +267,11 @@ public actor FetchCoordinator {
             validators[HTTPHandler.etagKey] = saved.etag
             validators[HTTPHandler.lastModifiedKey] = saved.lastModified
         }
+        // latest/content is looked for only behind a `latest` link: no failed stat on a first fetch.
+        let linked = latest != nil || snapshots.currentVersion(of: handler.name) != nil
         let context = FetchContext(
             handlerName: handler.name, trigger: trigger, outputPath: outputPath,
-            // No stat for a handler without snapshots (`latest` unreadable): a first fetch's.
-            previousSnapshotPath: latest != nil && access(latestPath, F_OK) == 0 ? latestPath : nil,
+            previousSnapshotPath: linked && access(latestPath, F_OK) == 0 ? latestPath : nil,
             deadline: .now + deadline, wallDeadline: startedAt.addingTimeInterval(handler.deadlineSeconds),
             previousValidators: validators, pushData: pushData, userOutputPath: userOutputPath)
         let implementation = HandlerFactory.make(handler, daemon: config.daemon,

@@ -9,6 +9,7 @@ struct ConnectionKeyTests {
         "http://127.0.0.1:8080/a", "https://Example.ORG/path?q=1", "http://example.org", "HTTPS://example.org:8443",
         "http://user:secret@host.example:81/x", "http://[::1]:9000/feed", "https://[2001:db8::1]/", "http://h/a@b",
         "http://example.org?x=1:2", "http://example.org#frag:3", "http://example.org:/empty-port",
+        "http://example.org:080/leading-zero",
     ])
     func matchesFoundationsParser(url: String) throws {
         let components = try #require(URLComponents(string: url))
