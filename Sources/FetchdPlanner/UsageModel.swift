@@ -64,7 +64,7 @@ public struct UsageModel: Sendable {
         var byKind = Array(repeating: Array(repeating: 0.0, count: Self.binsPerDay), count: 2)
         guard let first = sessions.first else { return byWeekday }
         let kernel = Self.kernel(daysOfUse: daysOfUse)
-        let weight = { (date: Date) in pow(0.5, max(0, now.timeIntervalSince(date)) / 86_400 / self.settings.halfLifeDays) }
+        let weight = { (date: Date) in self.decay(date, at: now) }
         for session in sessions {
             let local = LocalTime(session.date, offsetSeconds: session.utcOffsetSeconds)
             let w = weight(session.date)
