@@ -17,7 +17,7 @@ extension FetchPlanner {
     static let scatteredRecurrence = 1.4
     /// At and above this recurrence the uses are habits: a diffuse forecast (a habit with a wide
     /// jitter) is not mixed with the hours of use.
-    static let habitRecurrence = 2.0
+    static let habitRecurrence = UsageModel.habitRecurrence
     /// The share of a diffuse forecast taken from the hours of use when the uses are scattered
     /// (less, down to none, as the recurrence rises to `habitRecurrence`).
     static let hoursOfUseShare = 0.25

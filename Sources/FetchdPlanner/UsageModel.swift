@@ -38,6 +38,12 @@ public struct UsageModel: Sendable {
     /// An empty model.
     public init(settings: Settings = Settings()) { self.settings = settings }
 
+    /// A model of `sessions` as they are (already folded, oldest first): part of another's.
+    init(settings: Settings, sessions: ArraySlice<UsageEvent>) {
+        self.settings = settings
+        self.sessions = Array(sessions)
+    }
+
     /// Records a use; one within `sessionSeconds` of the previous is part of its session.
     public mutating func add(_ event: UsageEvent) {
         if let last = sessions.last, event.date.timeIntervalSince(last.date) < settings.sessionSeconds,
