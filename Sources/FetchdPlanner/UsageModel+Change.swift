@@ -4,8 +4,9 @@ extension UsageModel {
     /// The last this many whole weekdays, and weekend days, are checked for a changed habit.
     static let recentDaysByKind = [3, 2]
     /// A use is unexpected when the profile from before the recent days expected fewer uses than
-    /// this within 15 minutes of it (the 7 bins around it).
+    /// this within 15 minutes of it (`expectedNearUseBins`).
     static let expectedNearUse = 0.1
+    /// The bins on each side of a use counted as near it (the 7 bins around it: 15 minutes).
     static let expectedNearUseBins = 3
     /// The share of unexpected recent uses at which the recent days start to count (below it:
     /// the few unplanned uses of a steady habit), and at which they count the most.
