@@ -1,3 +1,5 @@
+import Foundation
+
 extension FetchPlanner {
     /// The least share a planned fetch counts against the budget, however likely its episode's
     /// use is to have come before it (a plan of free fetches would have no end).
@@ -10,6 +12,15 @@ extension FetchPlanner {
     static let diffuseBinsForHalf = 16
     /// A diffuse forecast is smoothed over this many bins on each side (30 min).
     static let diffuseSmoothingBins = 6
+    /// Uses whose `UsageModel.recurrence` is under this are scattered: planned as diffuse
+    /// whatever the day's forecast looks like (from a few days of data it looks like habits).
+    static let scatteredRecurrence = 1.4
+    /// At and above this recurrence the uses are habits: a diffuse forecast (a habit with a wide
+    /// jitter) is not mixed with the hours of use.
+    static let habitRecurrence = UsageModel.habitRecurrence
+    /// The share of a diffuse forecast taken from the hours of use when the uses are scattered
+    /// (less, down to none, as the recurrence rises to `habitRecurrence`).
+    static let hoursOfUseShare = 0.25
     /// For a diffuse forecast the longer staleness weighs as much as "was it fresh": the fetches
     /// spread over the hours of use instead of chasing the last few uses' exact times, which
     /// left long gaps (a worse p90 and mean than a fixed interval on a user with no habit).
@@ -56,5 +67,26 @@ extension FetchPlanner {
             let low = max(0, bin - radius), high = min(expected.count, bin + radius + 1)
             return (prefix[high] - prefix[low]) / Double(2 * radius + 1)
         }
+    }
+
+    /// The forecast the plan is made on, and the weight of the longer staleness in its cost.
+    /// A forecast with no habit to wait for (half its uses spread over many bins, or uses that
+    /// do not recur at the same times of day) is planned on its hours of use, not on the last
+    /// few uses' exact times: smoothed, and for uses that do not recur, part of it replaced by
+    /// the hours of use of all days pooled, so that no stretch of those hours goes without a
+    /// fetch just because the few days learned so far had no use there. That long gap was what
+    /// made a user without habits worse off than with a fixed interval (p90 and mean).
+    func shapedForecast(now: Date, model: UsageModel) -> (expected: [Double], spreadWeight: Double) {
+        let expected = model.forecast(from: now, bins: Self.horizonBins, localOffset: localOffset)
+        let recurrence = model.recurrence(at: now)
+        let scattered = recurrence < Self.scatteredRecurrence
+        guard scattered || Self.isDiffuse(expected) else { return (expected, Self.spreadWeight) }
+        let smooth = Self.smoothed(expected, radius: Self.diffuseSmoothingBins)
+        let towardHabit: Double = (Self.habitRecurrence - recurrence) / (Self.habitRecurrence - Self.scatteredRecurrence)
+        let share: Double = Self.hoursOfUseShare * min(1, max(0, towardHabit))
+        guard share > 0 else { return (smooth, Self.diffuseSpreadWeight) }
+        let hours = model.hoursOfUse(from: now, bins: Self.horizonBins, localOffset: localOffset)
+        let mixed: [Double] = zip(smooth, hours).map { (day: Double, pooled: Double) in (1 - share) * day + share * pooled }
+        return (mixed, Self.diffuseSpreadWeight)
     }
 }

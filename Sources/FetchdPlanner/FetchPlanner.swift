@@ -71,8 +71,7 @@ public struct FetchPlanner: Sendable {
             let date = max(floor, last.map { $0.addingTimeInterval(interval) } ?? now)
             return Decision(date: date, reason: "cold start (\(model.daysOfUse) day(s) of use): every \(Self.text(interval))")
         }
-        let expected = model.forecast(from: now, bins: Self.horizonBins, localOffset: localOffset)
-        let plan = greedyPlan(now: now, expected: expected, past: recentFetches, floor: floor,
+        let plan = greedyPlan(now: now, shaped: shapedForecast(now: now, model: model), past: recentFetches, floor: floor,
                               offsetSeconds: model.sessions.last?.utcOffsetSeconds ?? 0)
         guard let first = plan.first else {
             let date = max(floor, ceiling ?? now.addingTimeInterval(Double(Self.horizonBins) * Self.binSeconds))
@@ -88,8 +87,7 @@ public struct FetchPlanner: Sendable {
     /// empty before the model is warm.
     public func plan(now: Date, model: UsageModel, recentFetches: [Date]) -> [Decision] {
         guard model.isWarm else { return [] }
-        return greedyPlan(now: now, expected: model.forecast(from: now, bins: Self.horizonBins, localOffset: localOffset),
-                          past: recentFetches,
+        return greedyPlan(now: now, shaped: shapedForecast(now: now, model: model), past: recentFetches,
                           floor: earliestAllowed(now: now, recentFetches: recentFetches),
                           offsetSeconds: model.sessions.last?.utcOffsetSeconds ?? 0)
     }
@@ -106,16 +104,13 @@ public struct FetchPlanner: Sendable {
     }
 
     /// Greedy plan over the horizon: fetch times, earliest first, each with its reason.
-    func greedyPlan(now: Date, expected: [Double], past: [Date], floor: Date, offsetSeconds: Int) -> [Decision] {
+    func greedyPlan(now: Date, shaped: (expected: [Double], spreadWeight: Double), past: [Date], floor: Date,
+                    offsetSeconds: Int) -> [Decision] {
         // Only the first planned fetch is ever made before the plan is made again, and `floor`
         // holds it to the rolling budget; holding every later one to it too made plans worse
         // on every trace and decisions twice as slow.
         let last = past.last
-        // A profile with no habit to wait for (half its uses spread over many bins) is planned
-        // on its hours of use, not on the last few uses' exact times.
-        let (expected, spreadWeight) = Self.isDiffuse(expected)
-            ? (Self.smoothed(expected, radius: Self.diffuseSmoothingBins), Self.diffuseSpreadWeight)
-            : (expected, Self.spreadWeight)
+        let (expected, spreadWeight) = shaped
         let count = expected.count
         // Times relative to `now`, in seconds; use k is at the middle of bin k.
         let useTime = (0..<count).map { (Double($0) + 0.5) * Self.binSeconds }

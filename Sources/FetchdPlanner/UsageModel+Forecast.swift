@@ -23,7 +23,7 @@ extension UsageModel {
     /// offset `localOffset` gives for each bin (the daemon's time zone, so a daylight-saving change
     /// ahead moves the habit with the clock), else the offset of the latest use (a trace).
     public func forecast(from start: Date, bins: Int, localOffset: (@Sendable (Date) -> Int)? = nil) -> [Double] {
-        let profile = profile(at: start)
+        let profile = adaptedProfile(at: start)
         let lastOffset = sessions.last?.utcOffsetSeconds ?? 0
         let binSeconds = Double(Self.binMinutes * 60)
         let lookback = Int(Self.lookbackSeconds / binSeconds)

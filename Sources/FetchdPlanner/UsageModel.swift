@@ -38,6 +38,12 @@ public struct UsageModel: Sendable {
     /// An empty model.
     public init(settings: Settings = Settings()) { self.settings = settings }
 
+    /// A model of `sessions` as they are (already folded, oldest first): part of another's.
+    init(settings: Settings, sessions: ArraySlice<UsageEvent>) {
+        self.settings = settings
+        self.sessions = Array(sessions)
+    }
+
     /// Records a use; one within `sessionSeconds` of the previous is part of its session.
     public mutating func add(_ event: UsageEvent) {
         if let last = sessions.last, event.date.timeIntervalSince(last.date) < settings.sessionSeconds,
@@ -64,7 +70,7 @@ public struct UsageModel: Sendable {
         var byKind = Array(repeating: Array(repeating: 0.0, count: Self.binsPerDay), count: 2)
         guard let first = sessions.first else { return byWeekday }
         let kernel = Self.kernel(daysOfUse: daysOfUse)
-        let weight = { (date: Date) in pow(0.5, max(0, now.timeIntervalSince(date)) / 86_400 / self.settings.halfLifeDays) }
+        let weight = { (date: Date) in self.decay(date, at: now) }
         for session in sessions {
             let local = LocalTime(session.date, offsetSeconds: session.utcOffsetSeconds)
             let w = weight(session.date)
