@@ -71,6 +71,8 @@ let package = Package(
                 // SHA-256 of a transfer, hashed while it downloads.
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                // The deadline timer's queue of sleepers.
+                .product(name: "HeapModule", package: "swift-collections"),
             ]
         ),
         // The versioned control protocol, its Unix-socket server and client.

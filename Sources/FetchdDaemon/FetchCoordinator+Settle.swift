@@ -45,7 +45,7 @@ extension FetchCoordinator {
             let prepared: SnapshotStore.Prepared
             do {
                 prepared = try snapshots.prepare(stagedFile: outputPath, handler: handler.name, template: template,
-                                                 retain: handler.retain, knownDigest: knownDigest)
+                                                 retain: handler.retain, knownDigest: knownDigest, staged: info)
             } catch {
                 snapshots.discard(stagedFile: outputPath)
                 return item(.failed(reason: "cannot write the snapshot: \(error)"))

@@ -259,7 +259,8 @@ public actor FetchCoordinator {
         }
         let deadline = Duration.milliseconds(Int64(handler.deadlineSeconds * 1000))
         let latestPath = snapshots.latestContentPath(of: handler.name)
-        let latest = handler.kind == .http ? snapshots.latest(of: handler.name) : nil
+        let current = snapshots.currentVersion(of: handler.name)
+        let latest = handler.kind == .http ? current.flatMap { snapshots.latest(of: handler.name, version: $0) } : nil
         var validators: [String: String] = [:]
         // Validators describe the latest snapshot of this URL; after the URL changes they mean nothing.
         if handler.kind == .http, latest?.details["request_url"] == handler.url,
@@ -268,10 +269,9 @@ public actor FetchCoordinator {
             validators[HTTPHandler.lastModifiedKey] = saved.lastModified
         }
         // latest/content is looked for only behind a `latest` link: no failed stat on a first fetch.
-        let linked = latest != nil || snapshots.currentVersion(of: handler.name) != nil
         let context = FetchContext(
             handlerName: handler.name, trigger: trigger, outputPath: outputPath,
-            previousSnapshotPath: linked && access(latestPath, F_OK) == 0 ? latestPath : nil,
+            previousSnapshotPath: current != nil && access(latestPath, F_OK) == 0 ? latestPath : nil,
             deadline: .now + deadline, wallDeadline: startedAt.addingTimeInterval(handler.deadlineSeconds),
             previousValidators: validators, pushData: pushData, userOutputPath: userOutputPath)
         let implementation = HandlerFactory.make(handler, daemon: config.daemon,

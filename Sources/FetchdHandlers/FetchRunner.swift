@@ -48,12 +48,7 @@ public struct FetchRunner: Sendable {
                 return .handlerReturned
             }
             group.addTask {
-                do {
-                    try await Task.sleep(until: context.deadline, clock: .continuous)
-                    return .deadline
-                } catch {
-                    return .cancelled
-                }
+                await DeadlineTimer.shared.sleep(until: context.deadline) ? .deadline : .cancelled
             }
             while let event = await group.next() {
                 switch event {

@@ -35,13 +35,16 @@ extension SnapshotStore {
     /// `template` supplies everything but `version`, `bytes` and `sha256`, which are computed here,
     /// unless `knownDigest` gives them (a transfer hashed its file while downloading it; its size
     /// is checked again here, so a file changed since cannot be published under that digest).
+    /// `staged` is the file's `lstat` when the caller has just taken one (saves a system call).
     public func prepare(stagedFile: String, handler: String, template: SnapshotMetadata, retain: Int,
-                        knownDigest: (sha256: String, bytes: Int)? = nil) throws -> Prepared {
+                        knownDigest: (sha256: String, bytes: Int)? = nil, staged: stat? = nil) throws -> Prepared {
         // Only a regular file with no other name is published: a handler that put a symlink or
         // a hard link at FETCHD_OUTPUT could otherwise make fetchd publish (and chmod) any file
         // fetchd can read, which matters most when the program runs as a user with less rights.
-        var info = stat()
-        guard lstat(stagedFile, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink == 1 else {
+        // `staged` is the caller's lstat of the file once the handler was done with it.
+        var info = staged ?? stat()
+        guard staged != nil || lstat(stagedFile, &info) == 0,
+              (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink == 1 else {
             discard(stagedFile: stagedFile)
             throw DurableFile.Failure(operation: "publish (not a regular file with a single link)", path: stagedFile, code: EINVAL)
         }

@@ -118,7 +118,12 @@ public final class SnapshotStore: Sendable {
     /// unchanged content). `latest` is read each time, so a cache changed behind fetchd's back
     /// is still seen.
     public func latest(of handler: String) -> SnapshotMetadata? {
-        guard let current = currentVersion(of: handler) else { return nil }
+        currentVersion(of: handler).flatMap { latest(of: handler, version: $0) }
+    }
+
+    /// The metadata of `handler`'s version `current`, which the caller has just read from
+    /// `latest` (`currentVersion(of:)`): one readlink per fetch, not one per question.
+    public func latest(of handler: String, version current: String) -> SnapshotMetadata? {
         if let known = latestKnown.withLock({ $0[handler] }), known.version == current { return known }
         guard let data = FileManager.default.contents(atPath: "\(directory(of: handler))/versions/\(current)/meta.json"),
               let metadata = try? SnapshotMetadata.decode(data) else { return nil }

@@ -1,0 +1,79 @@
+@testable import FetchdHandlers
+import Foundation
+import Testing
+
+/// The shared deadline timer behind every fetch's deadline: fires, is cancelled, and is not
+/// fooled by the order in which deadlines arrive. Each test uses its own timer (and thread).
+@Suite("DeadlineTimer", .timeLimit(.minutes(1)))
+struct DeadlineTimerTests {
+    @Test("a sleep returns true once its deadline has passed, not before")
+    func firesAtTheDeadline() async {
+        let timer = DeadlineTimer()
+        let deadline = ContinuousClock.now + .milliseconds(80)
+        #expect(await timer.sleep(until: deadline))
+        #expect(ContinuousClock.now >= deadline)
+        #expect(timer.pendingCount == 0)
+    }
+
+    @Test("a deadline already past returns at once")
+    func pastDeadline() async {
+        let timer = DeadlineTimer()
+        #expect(await timer.sleep(until: .now - .seconds(1)))
+    }
+
+    @Test("cancelling the sleeping task returns false long before the deadline")
+    func cancelled() async {
+        let timer = DeadlineTimer()
+        let start = ContinuousClock.now
+        let task = Task { await timer.sleep(until: .now + .seconds(30)) }
+        try? await Task.sleep(for: .milliseconds(50))
+        task.cancel()
+        #expect(await task.value == false)
+        #expect(start.duration(to: .now) < .seconds(20))
+        #expect(timer.pendingCount == 0)
+    }
+
+    @Test("a task cancelled before it sleeps does not sleep")
+    func cancelledBeforeSleeping() async {
+        let timer = DeadlineTimer()
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await timer.sleep(until: .now + .seconds(30))
+        }
+        #expect(await task.value == false)
+        #expect(timer.pendingCount == 0)
+    }
+
+    @Test("an earlier deadline that comes after a later one wakes the thread for it")
+    func earlierDeadlineWakesTheThread() async {
+        let timer = DeadlineTimer()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { _ = await timer.sleep(until: .now + .seconds(30)) }
+            try? await Task.sleep(for: .milliseconds(50))  // the thread now waits for the 30 s one
+            let start = ContinuousClock.now
+            #expect(await timer.sleep(until: .now + .milliseconds(100)))
+            #expect(start.duration(to: .now) < .seconds(20))
+            group.cancelAll()
+        }
+        #expect(timer.pendingCount == 0)
+    }
+
+    @Test("many sleepers: the ones due fire, in any order of arrival; the others are cancelled")
+    func manySleepers() async {
+        let timer = DeadlineTimer()
+        let fired = await withTaskGroup(of: Bool.self, returning: Int.self) { group in
+            for index in 0..<500 {
+                let offset: Duration = index % 2 == 0 ? .milliseconds(20 + index % 7 * 10) : .seconds(60)
+                group.addTask { await timer.sleep(until: .now + offset) }
+            }
+            var fired = 0
+            for await reached in group where reached {
+                fired += 1
+                if fired == 250 { group.cancelAll() }
+            }
+            return fired
+        }
+        #expect(fired == 250)
+        #expect(timer.pendingCount == 0)
+    }
+}
