@@ -147,32 +147,50 @@ public struct FetchPlanner: Sendable {
         // never worth a fetch, and most of a day is such bins.
         let reach = Int(Self.spreadCapSeconds / Self.binSeconds) + 1
         var candidates = (0..<count).filter { mass[min(count, $0 + reach)] - mass[$0] > 1e-4 }
+        // The planned bins in order: a candidate's neighbours among them are the fetches that
+        // serve it now (before) and the next one's first bin (after), and the only ones that can
+        // be within min_interval of it (planned times rise with their bins). A candidate's gain
+        // depends on nothing else, so after each choice only the candidates between the chosen
+        // bin's neighbours are scored again; scoring every candidate against every chosen fetch
+        // each round was most of a decision's cost.
+        var plannedBins: [Int] = []
+        let lastTime = chosen[0].time, minInterval = limits.minIntervalSeconds
+        func plannedTime(_ bin: Int) -> Double { Double(bin) * Self.binSeconds - limits.leadSeconds }
+        /// The gain of a fetch planned in `bin`, nil where none may be; `next` indexes the first planned bin after it.
+        func gain(_ bin: Int, next: Int) -> Double? {
+            let fetch = plannedTime(bin)
+            guard fetch >= earliest, abs(lastTime - fetch) >= minInterval else { return nil }
+            let previous = next > 0 ? plannedBins[next - 1] : nil
+            let following = next < plannedBins.count ? plannedBins[next] : nil
+            if let previous, abs(plannedTime(previous) - fetch) < minInterval { return nil }
+            if let following, abs(plannedTime(following) - fetch) < minInterval { return nil }
+            // A fetch planned in bin 0 serves before the latest real fetch only if it comes after it.
+            let beforeTime = previous.flatMap { $0 > 0 || plannedTime($0) > lastTime ? plannedTime($0) : nil } ?? lastTime
+            let after = following ?? count
+            return cost(from: bin, to: after, fetch: beforeTime) - cost(from: bin, to: after, fetch: fetch)
+        }
+        var gains = candidates.map { gain($0, next: 0) }
         while spent < budget, chosen.count <= Self.mostPlannedPerBudget * limits.budgetPerDay {
-            var best: (gain: Double, bin: Int)?
-            for bin in candidates {
-                let fetch = Double(bin) * Self.binSeconds - limits.leadSeconds
-                guard fetch >= earliest else { continue }
-                // One pass, no allocation (this loop is most of a decision's cost): the fetch that
-                // serves this bin now, the next one's first bin, and the min_interval check.
-                var beforeTime = chosen[0].time, beforeBin = -1, after = count, tooClose = false
-                for other in chosen {
-                    if abs(other.time - fetch) < limits.minIntervalSeconds { tooClose = true; break }
-                    if other.bin <= bin {
-                        if other.bin > beforeBin || (other.bin == beforeBin && other.time > beforeTime) {
-                            (beforeBin, beforeTime) = (other.bin, other.time)
-                        }
-                    } else if other.bin < after {
-                        after = other.bin
-                    }
-                }
-                guard !tooClose else { continue }
-                let gain = cost(from: bin, to: after, fetch: beforeTime) - cost(from: bin, to: after, fetch: fetch)
-                if gain > (best?.gain ?? 1e-6) { best = (gain, bin) }
+            var best: (gain: Double, index: Int)?
+            for (index, candidate) in gains.enumerated() {
+                if let candidate, candidate > (best?.gain ?? 1e-6) { best = (candidate, index) }
             }
             guard let best else { break }
-            chosen.append((Double(best.bin) * Self.binSeconds - limits.leadSeconds, best.bin))
-            spent += made[best.bin]
-            candidates.removeAll { $0 == best.bin }
+            let bin = candidates[best.index]
+            chosen.append((plannedTime(bin), bin))
+            spent += made[bin]
+            candidates.remove(at: best.index)
+            gains.remove(at: best.index)
+            let position = plannedBins.firstIndex { $0 > bin } ?? plannedBins.count
+            plannedBins.insert(bin, at: position)
+            // Score again the candidates between the new fetch's planned neighbours.
+            let low = position > 0 ? plannedBins[position - 1] : -1
+            let high = position + 1 < plannedBins.count ? plannedBins[position + 1] : count
+            var index = candidates.firstIndex { $0 > low } ?? candidates.count
+            while index < candidates.count && candidates[index] < high {
+                gains[index] = gain(candidates[index], next: candidates[index] < bin ? position : position + 1)
+                index += 1
+            }
         }
         let planned = chosen.dropFirst().sorted { $0.time < $1.time }
         return planned.map { fetch in
