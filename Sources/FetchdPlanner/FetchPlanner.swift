@@ -71,8 +71,10 @@ public struct FetchPlanner: Sendable {
             let date = max(floor, last.map { $0.addingTimeInterval(interval) } ?? now)
             return Decision(date: date, reason: "cold start (\(model.daysOfUse) day(s) of use): every \(Self.text(interval))")
         }
+        // Only the first planned fetch is made; the rest are not described (a reason per
+        // planned fetch was a tenth of a decision's cost).
         let plan = greedyPlan(now: now, shaped: shapedForecast(now: now, model: model), past: recentFetches, floor: floor,
-                              offsetSeconds: model.sessions.last?.utcOffsetSeconds ?? 0)
+                              offsetSeconds: model.sessions.last?.utcOffsetSeconds ?? 0, first: 1)
         guard let first = plan.first else {
             let date = max(floor, ceiling ?? now.addingTimeInterval(Double(Self.horizonBins) * Self.binSeconds))
             return Decision(date: date, reason: "no use predicted in the next 24 h: max_staleness")
@@ -103,9 +105,10 @@ public struct FetchPlanner: Sendable {
         return floor
     }
 
-    /// Greedy plan over the horizon: fetch times, earliest first, each with its reason.
+    /// Greedy plan over the horizon: fetch times, earliest first, each with its reason; only the
+    /// `first` earliest of them.
     func greedyPlan(now: Date, shaped: (expected: [Double], spreadWeight: Double), past: [Date], floor: Date,
-                    offsetSeconds: Int) -> [Decision] {
+                    offsetSeconds: Int, first: Int = .max) -> [Decision] {
         // Only the first planned fetch is ever made before the plan is made again, and `floor`
         // holds it to the rolling budget; holding every later one to it too made plans worse
         // on every trace and decisions twice as slow.
@@ -193,7 +196,7 @@ public struct FetchPlanner: Sendable {
             }
         }
         let planned = chosen.dropFirst().sorted { $0.time < $1.time }
-        return planned.map { fetch in
+        return planned.prefix(first).map { fetch in
             let served = chosen.filter { $0.bin > fetch.bin }.map(\.bin).min() ?? count
             let window = fetch.bin..<min(served, fetch.bin + 12)
             let peak = window.max { expected[$0] < expected[$1] } ?? fetch.bin
