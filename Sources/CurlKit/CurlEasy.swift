@@ -119,7 +119,7 @@ final class CurlEasy {
         if code != CURLE_OK { return .failure(failure(for: code, state: state, request: request)) }
         var status = 0
         _ = fetchd_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
-        var timings: [String: Int] = [:]
+        var timings = [String: Int](minimumCapacity: 5)
         for (name, info) in [("name_lookup", CURLINFO_NAMELOOKUP_TIME_T), ("connect", CURLINFO_CONNECT_TIME_T),
                              ("tls", CURLINFO_APPCONNECT_TIME_T), ("first_byte", CURLINFO_STARTTRANSFER_TIME_T),
                              ("total", CURLINFO_TOTAL_TIME_T)] {

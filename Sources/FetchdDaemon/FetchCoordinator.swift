@@ -124,20 +124,28 @@ public actor FetchCoordinator {
         // window never fills with the fetches of one host waiting for that host's slots.
         let queue = Self.interleavedByHost(due, key: { self.slot(for: $0).1 })
         let window = 2 * (config.daemon.maxConcurrent + config.daemon.httpMaxTransfers)
-        return await withTaskGroup(of: FetchRecord.self) { group in
-            var next = queue.makeIterator()
-            for _ in 0..<window {
+        return await Self.runWindow(queue, width: window) { handler in
+            await self.fetch(handler, trigger: trigger, state: .some(states[handler.name]),
+                             deferred: pushes[handler.name]).record
+        }
+    }
+
+    /// Runs `body` for each of `handlers`, at most `width` at once, and returns the records.
+    /// Off the actor: the window's bookkeeping (a finished fetch, the next one added) would
+    /// otherwise queue for the actor once per fetch, behind the fetches' own work on it.
+    nonisolated static func runWindow(_ handlers: [HandlerConfig], width: Int,
+                                      _ body: @escaping @Sendable (HandlerConfig) async -> FetchRecord) async -> [FetchRecord] {
+        await withTaskGroup(of: FetchRecord.self) { group in
+            var next = handlers.makeIterator()
+            for _ in 0..<width {
                 guard let handler = next.next() else { break }
-                group.addTask { await self.fetch(handler, trigger: trigger, state: .some(states[handler.name]),
-                                                 deferred: pushes[handler.name]).record }
+                group.addTask { await body(handler) }
             }
             var records: [FetchRecord] = []
+            records.reserveCapacity(handlers.count)
             for await record in group {
                 records.append(record)
-                if let handler = next.next() {
-                    group.addTask { await self.fetch(handler, trigger: trigger, state: .some(states[handler.name]),
-                                                     deferred: pushes[handler.name]).record }
-                }
+                if let handler = next.next() { group.addTask { await body(handler) } }
             }
             return records
         }
@@ -229,17 +237,27 @@ public actor FetchCoordinator {
     private func execute(_ handler: HandlerConfig, trigger: FetchTrigger, state: HandlerState??,
                          pushData: String?) async -> FetchRecord {
         if handler.kind == .transfer { return await executeTransfer(handler, trigger: trigger) }
-        let item = await run(handler, trigger: trigger, state: state, pushData: pushData)
-        let record = await committer.commit(item)
+        let record = await runAndCommit(handler, trigger: trigger, state: state, pushData: pushData, daemon: config.daemon)
         plans[handler.name] = nil  // the budget and the content's age changed: plan again
         log(record, snapshot: record.version == nil ? nil : snapshots.latestContentPath(of: handler.name))
         return record
     }
 
+    /// `run`, then the commit of its result: off the actor, which a fetch needs only before and
+    /// after. On it, every fetch's folders, links, handler and settling queued behind the
+    /// others', and each resumption (a slot granted, the transfer done, the result durable)
+    /// had to wait for the actor to be free.
+    private nonisolated func runAndCommit(_ handler: HandlerConfig, trigger: FetchTrigger, state: HandlerState??,
+                                          pushData: String?, daemon: DaemonConfig) async -> FetchRecord {
+        let item = await run(handler, trigger: trigger, state: state, pushData: pushData, daemon: daemon)
+        return await committer.commit(item)
+    }
+
     /// Runs `handler` in a slot and turns the outcome into a result to commit. The slot is
     /// given back before the commit, so the next fetches run while this one's result is written.
-    private func run(_ handler: HandlerConfig, trigger: FetchTrigger, state known: HandlerState??,
-                     pushData: String?) async -> ResultCommitter.Item {
+    /// Touches no actor state: `daemon` is the configuration's, read on the actor.
+    private nonisolated func run(_ handler: HandlerConfig, trigger: FetchTrigger, state known: HandlerState??,
+                                 pushData: String?, daemon: DaemonConfig) async -> ResultCommitter.Item {
         let (slots, key) = slot(for: handler)
         guard await slots.acquire(key: key) else {
             return Self.item(handler, trigger: trigger, startedAt: Date(),
@@ -274,8 +292,7 @@ public actor FetchCoordinator {
             previousSnapshotPath: current != nil && access(latestPath, F_OK) == 0 ? latestPath : nil,
             deadline: .now + deadline, wallDeadline: startedAt.addingTimeInterval(handler.deadlineSeconds),
             previousValidators: validators, pushData: pushData, userOutputPath: userOutputPath)
-        let implementation = HandlerFactory.make(handler, daemon: config.daemon,
-                                                 httpClient: httpClient)
+        let implementation = HandlerFactory.make(handler, daemon: daemon, httpClient: httpClient)
         let outcome = await runner.run(implementation, context: context)
         slots.release(key: key)
         if outcome.ignoredCompletions > 0 {
@@ -284,7 +301,8 @@ public actor FetchCoordinator {
         }
         return await Self.settle(handler, outcome: outcome, outputPath: outputPath, trigger: trigger,
                                  startedAt: startedAt, snapshots: snapshots,
-                                 knownDigest: outcome.contentDigest.map { ($0.sha256, $0.bytes) })
+                                 knownDigest: outcome.contentDigest.map { ($0.sha256, $0.bytes) },
+                                 currentVersion: .some(current))
     }
 
     /// Which slots `handler` waits for, and under which key: http fetches by host and port.

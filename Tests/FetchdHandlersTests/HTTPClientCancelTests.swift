@@ -53,4 +53,29 @@ struct HTTPClientCancelTests {
         }
         #expect(slow == 0, "\(slow) of 400 cancelled fetches ran to their 3 s timeout")
     }
+
+    @Test func aStopperStopsARunningTransferAndRefusesOneNotYetSubmitted() async throws {
+        let (fd, port) = Self.silentListener()
+        defer { close(fd) }
+        let client = HTTPClient(limits: .init(maxConnections: 8, maxHostConnections: 8))
+        defer { client.shutdown() }
+        let directory = try TempDirectory()
+        func request(_ name: String) -> HTTPRequest {
+            HTTPRequest(url: "http://127.0.0.1:\(port)/", outputPath: directory.file(name), userAgent: "test",
+                        timeoutMilliseconds: 20_000, maxBytes: 100)
+        }
+        // Stopped before it is submitted: refused at once.
+        let early = HTTPClient.Stopper()
+        early.stop()
+        var start = ContinuousClock.now
+        await #expect(throws: HTTPFailure.cancelled) { try await client.fetch(request("early"), stopper: early) }
+        #expect(start.duration(to: .now) < .seconds(1))
+        // Stopped from another thread while libcurl waits for an answer that never comes.
+        let running = HTTPClient.Stopper()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { running.stop() }
+        start = ContinuousClock.now
+        await #expect(throws: HTTPFailure.cancelled) { try await client.fetch(request("running"), stopper: running) }
+        #expect(start.duration(to: .now) < .seconds(10), "the transfer ran to its 20 s timeout")
+        #expect(running.isStopped)
+    }
 }
