@@ -103,6 +103,11 @@ public final class HTTPClient: Sendable {
     /// ends the transfer at once with `.cancelled`; so does `stopper.stop()`, from any thread.
     public func fetch(_ request: HTTPRequest, stopper: Stopper? = nil) async throws(HTTPFailure) -> HTTPResponse {
         guard let multi else { throw setupFailure ?? .cancelled }
+        // Opened here and closed when the driver is done with it: the driver writes to it only
+        // between `start` and the resumption of this fetch's continuation.
+        var request = request
+        request.outputDescriptor = try CurlEasy.openOutput(of: request)
+        defer { close(request.outputDescriptor) }
         let id = nextID.add(1, ordering: .relaxed).newValue
         let submittedAt = ContinuousClock.now
         let result: Result<HTTPResponse, HTTPFailure> = await withTaskCancellationHandler {
