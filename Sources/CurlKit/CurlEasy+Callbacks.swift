@@ -19,7 +19,8 @@ extension CurlEasy {
         var headerBytes = 0
         var headersExceeded = false
         var writeErrno: Int32 = 0
-        var headers: [String: String] = [:]
+        /// Sized for a usual response's headers, so that reading them does not rehash it as it grows.
+        var headers = [String: String](minimumCapacity: 16)
         /// The status of the response whose headers are being read (the last one wins).
         var status = 0
         /// Whether the final response's body has begun (its first byte arrived, or it ended empty).
@@ -129,7 +130,7 @@ extension CurlEasy {
         // Bytes, not Foundation's trimming: this runs for every header line of every fetch.
         let line = UnsafeRawBufferPointer(start: data, count: length)
         if line.starts(with: "HTTP/".utf8) {
-            state.headers = [:]  // a new response (after a redirect or 100-continue) starts afresh
+            state.headers.removeAll(keepingCapacity: true)  // a new response (after a redirect or 100-continue) starts afresh
             state.status = statusCode(of: line)
         } else if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
             let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0d || $0 == 0x0a }

@@ -38,19 +38,13 @@ final class CurlEasy {
         curl_easy_cleanup(handle)
     }
 
-    /// Sets the handle up for `request`: opens the output file and sets every option.
-    /// `share` carries the TLS session and DNS caches that all transfers use.
+    /// Sets the handle up for `request`, whose output file the caller has opened (`openOutput`),
+    /// and sets every option. `share` carries the TLS session and DNS caches that all transfers use.
     func prepare(_ request: HTTPRequest, share: UnsafeMutableRawPointer) throws(HTTPFailure) {
         abandon()
         curl_easy_reset(handle)
-        // A resumable download keeps what the file holds; the first body byte decides its fate.
-        let truncate = request.resume == nil ? O_TRUNC : 0
-        // 0644 less the umask, as `curl -o` makes files: fetchd's output folders are its own and
-        // closed to others (.staging, .transfer are 0700), and a snapshot ends up 0644 anyway;
-        // made so at once, publishing it needs no chmod.
-        let fd = open(request.outputPath, O_WRONLY | O_CREAT | truncate | O_CLOEXEC | O_NOFOLLOW, 0o644)
-        guard fd >= 0 else { throw .write("\(request.outputPath): \(String(cString: strerror(errno)))") }
-        let state = TransferState(fd: fd, maxBytes: request.maxBytes, resume: request.resume)
+        guard request.outputDescriptor >= 0 else { throw .write("\(request.outputPath): the output file is not open") }
+        let state = TransferState(fd: request.outputDescriptor, maxBytes: request.maxBytes, resume: request.resume)
         if request.hashBody && request.resume == nil { state.hasher = SHA256() }
         transfer = state
         var headers = request.headers
@@ -104,9 +98,23 @@ final class CurlEasy {
         }
     }
 
-    /// Releases the current transfer's file and header list (after `finish`, or when cancelled).
+    /// Opens `request`'s output file for writing. Called by `HTTPClient.fetch` on the caller's
+    /// thread, which closes it once the transfer has ended: creating the file was among the
+    /// costliest things the one driver thread did per transfer.
+    static func openOutput(of request: HTTPRequest) throws(HTTPFailure) -> Int32 {
+        // A resumable download keeps what the file holds; the first body byte decides its fate.
+        let truncate = request.resume == nil ? O_TRUNC : 0
+        // 0644 less the umask, as `curl -o` makes files: fetchd's output folders are its own and
+        // closed to others (.staging, .transfer are 0700), and a snapshot ends up 0644 anyway;
+        // made so at once, publishing it needs no chmod.
+        let fd = open(request.outputPath, O_WRONLY | O_CREAT | truncate | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        guard fd >= 0 else { throw .write("\(request.outputPath): \(String(cString: strerror(errno)))") }
+        return fd
+    }
+
+    /// Releases the current transfer's header list and forgets its file (after `finish`, or when
+    /// cancelled); the file is the caller's to close.
     func abandon() {
-        if let transfer { close(transfer.fd) }
         transfer = nil
         curl_slist_free_all(headerList)
         headerList = nil
@@ -119,7 +127,7 @@ final class CurlEasy {
         if code != CURLE_OK { return .failure(failure(for: code, state: state, request: request)) }
         var status = 0
         _ = fetchd_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
-        var timings: [String: Int] = [:]
+        var timings = [String: Int](minimumCapacity: 5)
         for (name, info) in [("name_lookup", CURLINFO_NAMELOOKUP_TIME_T), ("connect", CURLINFO_CONNECT_TIME_T),
                              ("tls", CURLINFO_APPCONNECT_TIME_T), ("first_byte", CURLINFO_STARTTRANSFER_TIME_T),
                              ("total", CURLINFO_TOTAL_TIME_T)] {

@@ -14,11 +14,21 @@ extension HTTPClient {
         /// Idle handles kept beyond this are freed.
         private let maxIdle = 64
 
-        private struct Active {
+        /// A class, not a struct: the request has a dozen strings, and every copy of a struct
+        /// (into the table, out of it, into `end`) retained and released them all.
+        private final class Active {
             let id: Int
             let easy: CurlEasy
             let request: HTTPRequest
             let continuation: CheckedContinuation<Result<HTTPResponse, HTTPFailure>, Never>
+
+            init(id: Int, easy: CurlEasy, request: HTTPRequest,
+                 continuation: CheckedContinuation<Result<HTTPResponse, HTTPFailure>, Never>) {
+                self.id = id
+                self.easy = easy
+                self.request = request
+                self.continuation = continuation
+            }
         }
 
         init(multi: CurlMulti, mailbox: Mailbox) {

@@ -100,9 +100,14 @@ public final class HTTPClient: Sendable {
     }
 
     /// Performs `request`, writing the body to `request.outputPath`. Cancelling the calling task
-    /// ends the transfer at once with `.cancelled`.
-    public func fetch(_ request: HTTPRequest) async throws(HTTPFailure) -> HTTPResponse {
+    /// ends the transfer at once with `.cancelled`; so does `stopper.stop()`, from any thread.
+    public func fetch(_ request: HTTPRequest, stopper: Stopper? = nil) async throws(HTTPFailure) -> HTTPResponse {
         guard let multi else { throw setupFailure ?? .cancelled }
+        // Opened here and closed when the driver is done with it: the driver writes to it only
+        // between `start` and the resumption of this fetch's continuation.
+        var request = request
+        request.outputDescriptor = try CurlEasy.openOutput(of: request)
+        defer { close(request.outputDescriptor) }
         let id = nextID.add(1, ordering: .relaxed).newValue
         let submittedAt = ContinuousClock.now
         let result: Result<HTTPResponse, HTTPFailure> = await withTaskCancellationHandler {
@@ -110,21 +115,29 @@ public final class HTTPClient: Sendable {
                 // Task.isCancelled under the lock: the flag is set before onCancel runs, so if it
                 // is still clear here, onCancel's insert comes after this submission and the
                 // driver sees both. (The inserted id alone could be drained before we get here.)
-                let (refused, wake) = mailbox.inbox.withLock { inbox -> (HTTPFailure?, Bool) in
-                    if inbox.stopping || Task.isCancelled { return (.cancelled, false) }
-                    inbox.submitted.append(Submission(id: id, request: request, submittedAt: submittedAt,
-                                                      continuation: continuation))
-                    return (nil, inbox.needsWakeup())
+                let submit = {
+                    self.mailbox.inbox.withLock { inbox -> (HTTPFailure?, Bool) in
+                        if inbox.stopping || Task.isCancelled { return (.cancelled, false) }
+                        inbox.submitted.append(Submission(id: id, request: request, submittedAt: submittedAt,
+                                                          continuation: continuation))
+                        return (nil, inbox.needsWakeup())
+                    }
                 }
+                let (refused, wake) = stopper.map { $0.attach(client: self, id: id, submit) ?? (.cancelled, false) } ?? submit()
                 if let refused { continuation.resume(returning: .failure(refused)) } else if wake { multi.wakeup() }
             }
         } onCancel: {
-            let wake = mailbox.inbox.withLock { inbox in
-                inbox.cancelled.insert(id)
-                return inbox.needsWakeup()
-            }
-            if wake { multi.wakeup() }
+            cancel(id: id)
         }
         return try result.get()
+    }
+
+    /// Asks the driver to end transfer `id` (ignored when it has already ended).
+    func cancel(id: Int) {
+        let wake = mailbox.inbox.withLock { inbox in
+            inbox.cancelled.insert(id)
+            return inbox.needsWakeup()
+        }
+        if wake { multi?.wakeup() }
     }
 }

@@ -39,6 +39,8 @@ public struct HTTPRequest: Sendable {
     /// Whether the body is hashed (SHA-256) while it is written (`HTTPResponse.bodySHA256`): the
     /// snapshot's digest without reading the file again. Not for resumable downloads.
     public var hashBody = false
+    /// The output file, opened by `HTTPClient.fetch` on the caller's thread (-1 until then).
+    var outputDescriptor: Int32 = -1
     /// libcurl's receive buffer, in bytes (nil: libcurl's default, 16 KiB); bulk downloads go
     /// faster with fewer, larger writes.
     public var receiveBufferBytes: Int?

@@ -13,7 +13,8 @@ extension FetchCoordinator {
     @concurrent
     static func settle(_ handler: HandlerConfig, outcome: FetchRunner.Outcome, outputPath: String,
                        trigger: FetchTrigger, startedAt: Date, snapshots: SnapshotStore,
-                       knownDigest: (sha256: String, bytes: Int)? = nil) async -> ResultCommitter.Item {
+                       knownDigest: (sha256: String, bytes: Int)? = nil,
+                       currentVersion: String?? = nil) async -> ResultCommitter.Item {
         let finishedAt = Date()
         func item(_ result: FetchResult, notBefore: Date? = nil) -> ResultCommitter.Item {
             Self.item(handler, trigger: trigger, startedAt: startedAt, finishedAt: finishedAt, result: result,
@@ -45,7 +46,8 @@ extension FetchCoordinator {
             let prepared: SnapshotStore.Prepared
             do {
                 prepared = try snapshots.prepare(stagedFile: outputPath, handler: handler.name, template: template,
-                                                 retain: handler.retain, knownDigest: knownDigest, staged: info)
+                                                 retain: handler.retain, knownDigest: knownDigest, staged: info,
+                                                 currentVersion: currentVersion)
             } catch {
                 snapshots.discard(stagedFile: outputPath)
                 return item(.failed(reason: "cannot write the snapshot: \(error)"))

@@ -124,48 +124,10 @@ public actor FetchCoordinator {
         // window never fills with the fetches of one host waiting for that host's slots.
         let queue = Self.interleavedByHost(due, key: { self.slot(for: $0).1 })
         let window = 2 * (config.daemon.maxConcurrent + config.daemon.httpMaxTransfers)
-        return await withTaskGroup(of: FetchRecord.self) { group in
-            var next = queue.makeIterator()
-            for _ in 0..<window {
-                guard let handler = next.next() else { break }
-                group.addTask { await self.fetch(handler, trigger: trigger, state: .some(states[handler.name]),
-                                                 deferred: pushes[handler.name]).record }
-            }
-            var records: [FetchRecord] = []
-            for await record in group {
-                records.append(record)
-                if let handler = next.next() {
-                    group.addTask { await self.fetch(handler, trigger: trigger, state: .some(states[handler.name]),
-                                                     deferred: pushes[handler.name]).record }
-                }
-            }
-            return records
+        return await Self.runWindow(queue, width: window) { handler in
+            await self.fetch(handler, trigger: trigger, state: .some(states[handler.name]),
+                             deferred: pushes[handler.name]).record
         }
-    }
-
-    /// `handlers` reordered so that consecutive ones belong to different hosts where possible
-    /// (round robin over hosts, each host's handlers in config order); exec handlers count as
-    /// one more "host".
-    static func interleavedByHost(_ handlers: [HandlerConfig], key: (HandlerConfig) -> String) -> [HandlerConfig] {
-        var byKey: [String: [HandlerConfig]] = [:]
-        var keys: [String] = []
-        for handler in handlers {
-            let key = key(handler)
-            if byKey[key] == nil { keys.append(key) }
-            byKey[key, default: []].append(handler)
-        }
-        var result: [HandlerConfig] = []
-        result.reserveCapacity(handlers.count)
-        var round = 0
-        while !keys.isEmpty {
-            keys.removeAll { key in
-                guard let group = byKey[key], round < group.count else { return true }
-                result.append(group[round])
-                return false
-            }
-            round += 1
-        }
-        return result
     }
 
     /// When the scheduler should wake next. Deferred handlers (conditions unmet) do not count:
@@ -229,17 +191,27 @@ public actor FetchCoordinator {
     private func execute(_ handler: HandlerConfig, trigger: FetchTrigger, state: HandlerState??,
                          pushData: String?) async -> FetchRecord {
         if handler.kind == .transfer { return await executeTransfer(handler, trigger: trigger) }
-        let item = await run(handler, trigger: trigger, state: state, pushData: pushData)
-        let record = await committer.commit(item)
+        let record = await runAndCommit(handler, trigger: trigger, state: state, pushData: pushData, daemon: config.daemon)
         plans[handler.name] = nil  // the budget and the content's age changed: plan again
         log(record, snapshot: record.version == nil ? nil : snapshots.latestContentPath(of: handler.name))
         return record
     }
 
+    /// `run`, then the commit of its result: off the actor, which a fetch needs only before and
+    /// after. On it, every fetch's folders, links, handler and settling queued behind the
+    /// others', and each resumption (a slot granted, the transfer done, the result durable)
+    /// had to wait for the actor to be free.
+    private nonisolated func runAndCommit(_ handler: HandlerConfig, trigger: FetchTrigger, state: HandlerState??,
+                                          pushData: String?, daemon: DaemonConfig) async -> FetchRecord {
+        let item = await run(handler, trigger: trigger, state: state, pushData: pushData, daemon: daemon)
+        return await committer.commit(item)
+    }
+
     /// Runs `handler` in a slot and turns the outcome into a result to commit. The slot is
     /// given back before the commit, so the next fetches run while this one's result is written.
-    private func run(_ handler: HandlerConfig, trigger: FetchTrigger, state known: HandlerState??,
-                     pushData: String?) async -> ResultCommitter.Item {
+    /// Touches no actor state: `daemon` is the configuration's, read on the actor.
+    private nonisolated func run(_ handler: HandlerConfig, trigger: FetchTrigger, state known: HandlerState??,
+                                 pushData: String?, daemon: DaemonConfig) async -> ResultCommitter.Item {
         let (slots, key) = slot(for: handler)
         guard await slots.acquire(key: key) else {
             return Self.item(handler, trigger: trigger, startedAt: Date(),
@@ -274,8 +246,7 @@ public actor FetchCoordinator {
             previousSnapshotPath: current != nil && access(latestPath, F_OK) == 0 ? latestPath : nil,
             deadline: .now + deadline, wallDeadline: startedAt.addingTimeInterval(handler.deadlineSeconds),
             previousValidators: validators, pushData: pushData, userOutputPath: userOutputPath)
-        let implementation = HandlerFactory.make(handler, daemon: config.daemon,
-                                                 httpClient: httpClient)
+        let implementation = HandlerFactory.make(handler, daemon: daemon, httpClient: httpClient)
         let outcome = await runner.run(implementation, context: context)
         slots.release(key: key)
         if outcome.ignoredCompletions > 0 {
@@ -284,7 +255,8 @@ public actor FetchCoordinator {
         }
         return await Self.settle(handler, outcome: outcome, outputPath: outputPath, trigger: trigger,
                                  startedAt: startedAt, snapshots: snapshots,
-                                 knownDigest: outcome.contentDigest.map { ($0.sha256, $0.bytes) })
+                                 knownDigest: outcome.contentDigest.map { ($0.sha256, $0.bytes) },
+                                 currentVersion: .some(current))
     }
 
     /// Which slots `handler` waits for, and under which key: http fetches by host and port.

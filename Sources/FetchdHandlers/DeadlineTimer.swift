@@ -2,7 +2,8 @@ import Foundation
 import HeapModule
 import Synchronization
 
-/// Wakes sleepers at their deadlines from one thread (while any sleep), for every fetch's deadline.
+/// Wakes sleepers at their deadlines from one thread (while any sleep), for every fetch's deadline;
+/// or runs an action at a deadline (`schedule`), which costs a fetch no task at all.
 ///
 /// Why not `Task.sleep`: on Linux each sleep is a `dispatch_after`, a new dispatch timer source
 /// that pokes libdispatch's manager thread (an eventfd write, then an `epoll_wait` to re-arm),
@@ -29,13 +30,28 @@ public final class DeadlineTimer: Sendable {
 
     private struct State {
         var heap = Heap<Entry>()
-        /// Sleepers not yet woken; an id in `heap` but not here was cancelled (removed lazily).
-        var waiting: [UInt64: CheckedContinuation<Bool, Never>] = [:]
+        /// Sleepers not yet woken and actions not yet run; an id in `heap` but not here was
+        /// cancelled (removed lazily).
+        var waiting: [UInt64: Waiter] = [:]
         /// Cancelled before their continuation was registered.
         var cancelledEarly: Set<UInt64> = []
         var threadStarted = false
         /// When the thread will look again (nil: it waits for a signal).
         var wakeAt: ContinuousClock.Instant?
+
+        /// Cancelled entries stay in the heap until their deadline; drops them when they are
+        /// most of it, so a daemon whose fetches all finish early does not keep them.
+        mutating func compactIfMostlyCancelled() {
+            guard heap.count > 64 && waiting.count < heap.count / 4 else { return }
+            let waiting = waiting
+            heap = Heap(heap.unordered.filter { waiting[$0.id] != nil })
+        }
+    }
+
+    /// What happens at a deadline: a sleeper is resumed, or an action runs on the timer's thread.
+    private enum Waiter {
+        case sleeper(CheckedContinuation<Bool, Never>)
+        case action(@Sendable () -> Void)
     }
 
     private let state = Mutex(State())
@@ -50,7 +66,9 @@ public final class DeadlineTimer: Sendable {
         let id = nextID.add(1, ordering: .relaxed).newValue
         let reached = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                register(id: id, deadline: deadline, continuation: continuation)
+                if !register(id: id, deadline: deadline, waiter: .sleeper(continuation)) {
+                    continuation.resume(returning: true)
+                }
             }
         } onCancel: {
             cancel(id: id)
@@ -63,13 +81,38 @@ public final class DeadlineTimer: Sendable {
     /// Sleepers not yet woken (for tests).
     var pendingCount: Int { state.withLock { $0.waiting.count } }
 
-    private func register(id: UInt64, deadline: ContinuousClock.Instant,
-                          continuation: CheckedContinuation<Bool, Never>) {
-        enum Action { case resume(Bool), wait(signal: Bool, startThread: Bool) }
-        let action: Action = state.withLock { state in
-            if state.cancelledEarly.remove(id) != nil { return .resume(false) }
-            if deadline <= .now { return .resume(true) }
-            state.waiting[id] = continuation
+    /// Runs `action` once on the timer's thread when `deadline` has passed (at once, on this
+    /// thread, when it already has), unless `cancelScheduled` comes first. Returns the id to
+    /// cancel it with.
+    ///
+    /// For a fetch whose handler stops itself when told (`FetchHandler.stopsAtExpiration`): its
+    /// deadline is then a heap entry and nothing more, where a sleep needs a task of its own.
+    /// The action must be short and must not block: every deadline shares the thread.
+    public func schedule(at deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> UInt64 {
+        let id = nextID.add(1, ordering: .relaxed).newValue
+        if !register(id: id, deadline: deadline, waiter: .action(action)) { action() }
+        return id
+    }
+
+    /// Cancels a `schedule`d action. Returns false when it has already run or is running (an
+    /// action that the timer thread has taken may still be running when this returns).
+    @discardableResult
+    public func cancelScheduled(_ id: UInt64) -> Bool {
+        state.withLock { state in
+            guard state.waiting.removeValue(forKey: id) != nil else { return false }
+            state.compactIfMostlyCancelled()
+            return true
+        }
+    }
+
+    /// Queues `waiter` for `deadline`. Returns false, queueing nothing, when the deadline has
+    /// already passed; a sleeper cancelled before it got here is resumed with false at once.
+    private func register(id: UInt64, deadline: ContinuousClock.Instant, waiter: Waiter) -> Bool {
+        enum Outcome { case cancelled, due, wait(signal: Bool, startThread: Bool) }
+        let outcome: Outcome = state.withLock { state in
+            if state.cancelledEarly.remove(id) != nil { return .cancelled }
+            if deadline <= .now { return .due }
+            state.waiting[id] = waiter
             state.heap.insert(Entry(deadline: deadline, id: id))
             let startThread = !state.threadStarted
             state.threadStarted = true
@@ -77,9 +120,12 @@ public final class DeadlineTimer: Sendable {
             if earlier { state.wakeAt = deadline }
             return .wait(signal: earlier && !startThread, startThread: startThread)
         }
-        switch action {
-        case .resume(let reached):
-            continuation.resume(returning: reached)
+        switch outcome {
+        case .cancelled:
+            if case .sleeper(let continuation) = waiter { continuation.resume(returning: false) }
+            return true
+        case .due:
+            return false
         case .wait(let signalThread, let startThread):
             if startThread {
                 let thread = Thread { [self] in run() }
@@ -88,35 +134,31 @@ public final class DeadlineTimer: Sendable {
             } else if signalThread {
                 signal.wake()
             }
+            return true
         }
     }
 
     private func cancel(id: UInt64) {
-        let continuation: CheckedContinuation<Bool, Never>? = state.withLock { state in
-            guard let continuation = state.waiting.removeValue(forKey: id) else {
+        let waiter: Waiter? = state.withLock { state in
+            guard let waiter = state.waiting.removeValue(forKey: id) else {
                 state.cancelledEarly.insert(id)  // not registered yet; `sleep` removes it in the end
                 return nil
             }
-            // Cancelled entries stay in the heap until their deadline; drop them when they
-            // are most of it, so a daemon whose fetches all finish early does not keep them.
-            if state.heap.count > 64 && state.waiting.count < state.heap.count / 4 {
-                let waiting = state.waiting
-                state.heap = Heap(state.heap.unordered.filter { waiting[$0.id] != nil })
-            }
-            return continuation
+            state.compactIfMostlyCancelled()
+            return waiter
         }
-        continuation?.resume(returning: false)
+        if case .sleeper(let continuation) = waiter { continuation.resume(returning: false) }
     }
 
     /// The thread: resumes every sleeper whose deadline passed, then waits for the next one.
     private func run() {
         while true {
             let now = ContinuousClock.now
-            var due: [CheckedContinuation<Bool, Never>] = []
+            var due: [Waiter] = []
             let waitSeconds: Double? = state.withLock { state in
                 while let first = state.heap.min, first.deadline <= now {
                     _ = state.heap.removeMin()
-                    if let continuation = state.waiting.removeValue(forKey: first.id) { due.append(continuation) }
+                    if let waiter = state.waiting.removeValue(forKey: first.id) { due.append(waiter) }
                 }
                 guard let next = state.heap.min else {
                     // Nothing left to wait for: the thread ends (the next sleep starts another),
@@ -129,7 +171,12 @@ public final class DeadlineTimer: Sendable {
                 state.wakeAt = now.advanced(by: .seconds(seconds))
                 return seconds
             }
-            for continuation in due { continuation.resume(returning: true) }
+            for waiter in due {
+                switch waiter {
+                case .sleeper(let continuation): continuation.resume(returning: true)
+                case .action(let action): action()
+                }
+            }
             guard let waitSeconds else { return }
             signal.wait(seconds: waitSeconds)
         }

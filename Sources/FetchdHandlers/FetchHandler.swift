@@ -20,4 +20,15 @@ public protocol FetchHandler: Sendable {
     /// Performs one fetch. Returning without completing is allowed (completion may come
     /// from elsewhere), but a fetch with no completion by the deadline is recorded as `expired`.
     func performFetch(context: FetchContext) async
+
+    /// True when the handler ends its work promptly once its context expires (it registers
+    /// `FetchContext.onExpiration` to stop) and when its task is cancelled. The runner then
+    /// runs it in the caller's own task, with the deadline as an action on the shared timer,
+    /// instead of a child task for the handler and another for the deadline. Default: false.
+    var stopsAtExpiration: Bool { get }
+}
+
+extension FetchHandler {
+    /// Handlers that rely on their task being cancelled at the deadline (the default).
+    public var stopsAtExpiration: Bool { false }
 }

@@ -3,7 +3,8 @@ import Foundation
 
 /// Runs one handler under its deadline and turns what happened into exactly one result.
 ///
-/// The handler runs in a child task. The runner waits for its completion or its deadline,
+/// A handler that stops itself at expiration (`FetchHandler.stopsAtExpiration`, the http
+/// handler) runs in the caller's task (`FetchRunner+Inline.swift`). Any other runs in a child task. The runner waits for its completion or its deadline,
 /// whichever comes first. At the deadline it runs the context's expiration callbacks and
 /// cancels the handler's task (exec handlers then SIGTERM/SIGKILL their process group), and
 /// it waits for the handler to return before reporting, so nothing outlives the run.
@@ -39,6 +40,7 @@ public struct FetchRunner: Sendable {
 
     /// Runs `handler` with `context` and returns once the handler has returned.
     public func run(_ handler: any FetchHandler, context: FetchContext) async -> Outcome {
+        if handler.stopsAtExpiration { return await runInline(handler, context: context) }
         var handlerReturned = false
         var deadlineResolved = false
         var interrupted = false

@@ -41,6 +41,10 @@ public struct HTTPHandler: FetchHandler {
         self.allowFileURLs = allowFileURLs
     }
 
+    /// The transfer ends when the context expires (a `HTTPClient.Stopper` registered as an
+    /// expiration callback) or the task is cancelled: the runner needs no task to stop it.
+    public var stopsAtExpiration: Bool { true }
+
     /// Performs one GET and completes `context`.
     public func performFetch(context: FetchContext) async {
         var request = HTTPRequest(
@@ -59,14 +63,19 @@ public struct HTTPHandler: FetchHandler {
             request.ifNoneMatch = context.previousValidators[Self.etagKey]
             request.ifModifiedSince = context.previousValidators[Self.lastModifiedKey]
         }
+        // At the deadline the runner expires the context, which ends the transfer (before or
+        // after it is submitted); the handler then returns at once with nothing to report.
+        let stopper = HTTPClient.Stopper()
+        context.onExpiration { stopper.stop() }
         do {
-            let response = try await client.fetch(request)
+            let response = try await client.fetch(request, stopper: stopper)
             guard !context.isExpired else { return }
-            var details = [
-                "status": String(response.status),
-                "request_url": url,
-                "final_url": response.effectiveURL,
-            ]
+            // Sized for what a response adds (status, URLs, version, five phases, validators,
+            // a server hint): growing the dictionary entry by entry rehashed it three times.
+            var details: [String: String] = Dictionary(minimumCapacity: 16)
+            details["status"] = String(response.status)
+            details["request_url"] = url
+            details["final_url"] = response.effectiveURL
             if let version = response.httpVersion { details["http_version"] = version }
             for (phase, milliseconds) in response.timings { details["\(phase)_ms"] = String(milliseconds) }
             if let delay = ServerHints.delaySeconds(status: response.status, headers: response.headers) {

@@ -5,20 +5,19 @@ import FetchdCore
 import Foundation
 
 extension SnapshotStore {
-    /// A staged file checked and hashed, ready to become a version in the next batch.
+    /// A staged file checked, hashed and assembled as a hidden version folder (content and
+    /// meta.json, not yet synced), ready to be published in the next batch.
     public struct PendingVersion: Sendable {
-        /// The staged file (`FETCHD_OUTPUT`).
+        /// The staged file (`FETCHD_OUTPUT`); now the hidden folder's `content`.
         public let stagedFile: String
         /// The handler it belongs to.
         public let handler: String
         /// Its complete metadata (version, size and digest filled in).
         public let metadata: SnapshotMetadata
-        /// `metadata` as written to meta.json (encoded here, off the commit path).
-        let metadataJSON: Data
+        /// The size of meta.json, in bytes.
+        let metadataBytes: Int
         /// How many versions of the handler to keep.
         public let retain: Int
-        /// The staged file's permissions are not yet 0644 (every snapshot is made readable).
-        let needsChmod: Bool
     }
 
     /// What `prepare` found.
@@ -29,15 +28,22 @@ extension SnapshotStore {
         case pending(PendingVersion)
     }
 
-    /// Checks and hashes a staged file and names its version. Runs outside any batch (and off the
-    /// coordinator), so hashing a large snapshot delays no one else.
+    /// Checks and hashes a staged file, names its version and assembles it under a hidden name
+    /// (step 1 of `commit(_:)`). Runs outside any batch (and off the coordinator), so hashing a
+    /// large snapshot delays no one else, and fetches assemble their versions side by side
+    /// instead of one after another on the commit queue. Nothing is visible to readers until the
+    /// batch publishes it; a crash before that leaves a hidden folder that recovery removes.
     ///
     /// `template` supplies everything but `version`, `bytes` and `sha256`, which are computed here,
     /// unless `knownDigest` gives them (a transfer hashed its file while downloading it; its size
     /// is checked again here, so a file changed since cannot be published under that digest).
     /// `staged` is the file's `lstat` when the caller has just taken one (saves a system call).
+    /// `currentVersion` is the version `latest` named when the fetch began, when the caller read
+    /// it then (`.some(nil)`: there was none); nil reads `latest` again. Only this fetch can have
+    /// moved it since: one snapshot of a handler is prepared and committed at a time.
     public func prepare(stagedFile: String, handler: String, template: SnapshotMetadata, retain: Int,
-                        knownDigest: (sha256: String, bytes: Int)? = nil, staged: stat? = nil) throws -> Prepared {
+                        knownDigest: (sha256: String, bytes: Int)? = nil, staged: stat? = nil,
+                        currentVersion: String?? = nil) throws -> Prepared {
         // Only a regular file with no other name is published: a handler that put a symlink or
         // a hard link at FETCHD_OUTPUT could otherwise make fetchd publish (and chmod) any file
         // fetchd can read, which matters most when the program runs as a user with less rights.
@@ -50,9 +56,10 @@ extension SnapshotStore {
         }
         let (digest, bytes) = try knownDigest.flatMap { $0.bytes == Int(info.st_size) ? $0 : nil }
             ?? Self.sha256(ofFile: stagedFile)
-        if let latest = latest(of: handler), latest.sha256 == digest, latest.bytes == bytes {
+        let previous = currentVersion.map { $0.flatMap { latest(of: handler, version: $0) } } ?? latest(of: handler)
+        if let previous, previous.sha256 == digest, previous.bytes == bytes {
             discard(stagedFile: stagedFile)
-            return .unchanged(latest)
+            return .unchanged(previous)
         }
         var metadata = template
         let newest = ledger.withLock { $0.versions[handler]?.keys.compactMap(Self.sequence(of:)).max() }
@@ -60,14 +67,23 @@ extension SnapshotStore {
         metadata.bytes = bytes
         metadata.sha256 = digest
         metadata.handler = handler
-        return .pending(PendingVersion(stagedFile: stagedFile, handler: handler, metadata: metadata,
-                                       metadataJSON: try metadata.encoded(), retain: retain,
-                                       needsChmod: info.st_mode & 0o7777 != 0o644))
+        let json = try metadata.encoded()
+        let pending = PendingVersion(stagedFile: stagedFile, handler: handler, metadata: metadata,
+                                     metadataBytes: json.count, retain: retain)
+        do throws(DurableFile.Failure) {
+            try assemble(pending, metadataJSON: json, needsChmod: info.st_mode & 0o7777 != 0o644)
+        } catch {
+            discard(stagedFile: stagedFile)
+            removeTree(incomingPath(pending))
+            throw error
+        }
+        return .pending(pending)
     }
 
     /// Publishes a batch of versions, each atomically, with two `syncfs` calls for the whole batch:
     ///
-    /// 1. each version is assembled under a hidden name (content renamed in, meta.json written);
+    /// 1. each version was assembled under a hidden name by `prepare` (content renamed in,
+    ///    meta.json written);
     /// 2. `syncfs`: every assembled file is on stable storage;
     /// 3. each hidden folder is renamed into `versions/`, and `latest` swapped by a rename;
     /// 4. `syncfs`: the renames are durable, so the results may be recorded.
@@ -75,17 +91,8 @@ extension SnapshotStore {
     /// A crash anywhere leaves each handler at its old version or its new one: never a torn file
     /// (a rename only ever publishes synced data). Results come back in the batch's order.
     public func commit(_ batch: [PendingVersion]) -> BatchOutcome {
-        var results = batch.map { pending -> Result<SnapshotMetadata, DurableFile.Failure> in
-            do throws(DurableFile.Failure) {
-                try assemble(pending)
-                return .success(pending.metadata)
-            } catch {
-                discard(stagedFile: pending.stagedFile)
-                removeTree(incomingPath(pending))
-                return .failure(error)
-            }
-        }
-        guard results.contains(where: { (try? $0.get()) != nil }) else { return BatchOutcome(results: results) }
+        var results = batch.map { Result<SnapshotMetadata, DurableFile.Failure>.success($0.metadata) }
+        guard !batch.isEmpty else { return BatchOutcome(results: results) }
         if let failure = syncFileSystem() {
             batch.forEach { removeTree(incomingPath($0)) }
             return BatchOutcome(results: results.map { _ in .failure(failure) })
@@ -137,15 +144,16 @@ extension SnapshotStore {
     }
 
     /// Step 1: the complete version under its hidden name (nothing synced yet).
-    private func assemble(_ pending: PendingVersion) throws(DurableFile.Failure) {
-        try DurableFile.makeDirectory(versionsDirectory(of: pending.handler))
+    private func assemble(_ pending: PendingVersion, metadataJSON: Data, needsChmod: Bool) throws(DurableFile.Failure) {
         let incoming = incomingPath(pending)
+        // `versions` is made with the handler's folder (`stagingPath`); should it have gone,
+        // this mkdir fails with ENOENT and makes it.
         try DurableFile.makeDirectory(incoming)
-        if pending.needsChmod { chmod(pending.stagedFile, 0o644) }
+        if needsChmod { chmod(pending.stagedFile, 0o644) }
         try DurableFile.rename(pending.stagedFile, to: "\(incoming)/content")
         // Written in place: the folder is hidden until step 3, and recovery removes it if a
         // crash leaves it half done; the batch's first syncfs makes the file durable.
-        try DurableFile.writeNew(pending.metadataJSON, to: "\(incoming)/meta.json")
+        try DurableFile.writeNew(metadataJSON, to: "\(incoming)/meta.json")
     }
 
     /// Step 3: the version appears under its real name and becomes `latest`.
@@ -154,13 +162,19 @@ extension SnapshotStore {
         let published = "\(versionsDirectory(of: pending.handler))/\(version)"
         try DurableFile.rename(incomingPath(pending), to: published)
         do {
-            try DurableFile.replaceSymlink(at: "\(directory(of: pending.handler))/latest", target: "versions/\(version)",
-                                           durably: false)
+            let latest = "\(directory(of: pending.handler))/latest"
+            // A handler's first version: there is no `latest` yet, so the link is made in place
+            // (symlink(2) creates it whole or not at all) rather than made aside and renamed
+            // over; if there is one after all (EEXIST), it is replaced as always.
+            let first = ledger.withLock { $0.versions[pending.handler]?.isEmpty ?? true }
+            if !first || symlink("versions/\(version)", latest) != 0 {
+                try DurableFile.replaceSymlink(at: latest, target: "versions/\(version)", durably: false)
+            }
         } catch {
             removeTree(published)  // not latest and not in the ledger: nothing would ever remove it
             throw error
         }
-        recordInLedger(pending.handler, version: version, bytes: pending.metadata.bytes + pending.metadataJSON.count)
+        recordInLedger(pending.handler, version: version, bytes: pending.metadata.bytes + pending.metadataBytes)
         latestKnown.withLock { $0[pending.handler] = pending.metadata }
     }
 

@@ -72,8 +72,11 @@ public final class SnapshotStore: Sendable {
         let staging = "\(directory(of: handler))/.staging"
         if !handlersSeen.withLock({ $0.contains(handler) }) {
             // A handler new to this process: its folder first, which spares a new handler's
-            // first fetch a failed mkdir of `.staging` (the usual case then costs one mkdir).
+            // first fetch a failed mkdir of `.staging` (the usual case then costs one mkdir),
+            // and `versions`, so that a commit makes only its own version's folder (it still
+            // makes `versions` again if it has gone).
             try DurableFile.makeDirectory(directory(of: handler))
+            try DurableFile.makeDirectory("\(directory(of: handler))/versions")
             handlersSeen.withLock { _ = $0.insert(handler) }
         }
         try DurableFile.makeDirectory(staging, mode: 0o700)

@@ -101,7 +101,48 @@ public final class StateStore: Sendable {
     /// Returns the stored records (with their ids), in order.
     public func record(_ batch: [PendingRecord], historyLimit: Int = Defaults.historyKeepPerHandler) throws -> [FetchRecord] {
         try pool.write { db in
-            try batch.map { pending in try Self.insert(pending, historyLimit: historyLimit, in: db) }
+            // The three statements are looked up once per batch: each lookup hashes its SQL text,
+            // three times per result when it was done for every insert.
+            let statements = try InsertStatements(db)
+            return try batch.map { pending in try Self.insert(pending, historyLimit: historyLimit, with: statements, in: db) }
+        }
+    }
+
+    /// The cached statements that record one result.
+    private struct InsertStatements {
+        let history: Statement
+        let state: Statement
+        let trim: Statement
+
+        init(_ db: Database) throws {
+            history = try db.cachedStatement(sql: """
+                INSERT INTO fetch_history (handler, started_at, finished_at, duration_ms, result, reason, trigger,
+                                           bytes, sha256, version)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            // New row or old, the same rules: failures count up and a success resets them; the last
+            // success is kept through failures; validators change only when the fetch brought some.
+            // Numbered parameters (?6 and ?11 are used twice) and positional arguments: a dictionary
+            // of named ones was built and hashed for every result.
+            state = try db.cachedStatement(sql: """
+                INSERT INTO handler_state (name, last_attempt_at, last_success_at, last_result, last_reason,
+                                           consecutive_failures, etag, last_modified, new_data_unseen, not_before)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                ON CONFLICT(name) DO UPDATE SET
+                    last_attempt_at = excluded.last_attempt_at,
+                    last_success_at = COALESCE(excluded.last_success_at, last_success_at),
+                    last_result = excluded.last_result,
+                    last_reason = excluded.last_reason,
+                    consecutive_failures = CASE WHEN ?6 THEN consecutive_failures + 1 ELSE 0 END,
+                    etag = CASE WHEN ?11 THEN excluded.etag ELSE etag END,
+                    last_modified = CASE WHEN ?11 THEN excluded.last_modified ELSE last_modified END,
+                    new_data_unseen = new_data_unseen + excluded.new_data_unseen,
+                    not_before = excluded.not_before
+                """)
+            trim = try db.cachedStatement(sql: """
+                DELETE FROM fetch_history WHERE handler = ? AND id <= (
+                  SELECT id FROM fetch_history WHERE handler = ? ORDER BY id DESC LIMIT 1 OFFSET ?)
+                """)
         }
     }
 
@@ -109,47 +150,23 @@ public final class StateStore: Sendable {
     ///
     /// Plain cached statements rather than GRDB's record API: a wake records a thousand results
     /// in one transaction, and building each statement anew cost more than the fetch itself.
-    private static func insert(_ pending: PendingRecord, historyLimit: Int, in db: Database) throws -> FetchRecord {
+    private static func insert(_ pending: PendingRecord, historyLimit: Int, with statements: InsertStatements,
+                               in db: Database) throws -> FetchRecord {
         var fetch = pending.fetch
         let (started, finished) = (Self.text(fetch.startedAt), Self.text(fetch.finishedAt))
-        try db.cachedStatement(sql: """
-            INSERT INTO fetch_history (handler, started_at, finished_at, duration_ms, result, reason, trigger,
-                                       bytes, sha256, version)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).execute(arguments: [
-                fetch.handler, started, finished, fetch.durationMilliseconds, fetch.result,
-                fetch.reason, fetch.trigger, fetch.bytes, fetch.sha256, fetch.version,
-            ])
+        try statements.history.execute(arguments: [
+            fetch.handler, started, finished, fetch.durationMilliseconds, fetch.result,
+            fetch.reason, fetch.trigger, fetch.bytes, fetch.sha256, fetch.version,
+        ])
         fetch.id = db.lastInsertedRowID
         let failed = fetch.fetchResult?.isFailure ?? true
-        // New row or old, the same rules: failures count up and a success resets them; the last
-        // success is kept through failures; validators change only when the fetch brought some.
-        // Numbered parameters (?6 and ?11 are used twice) and positional arguments: a dictionary
-        // of named ones was built and hashed for every result.
-        try db.cachedStatement(sql: """
-            INSERT INTO handler_state (name, last_attempt_at, last_success_at, last_result, last_reason,
-                                       consecutive_failures, etag, last_modified, new_data_unseen, not_before)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-            ON CONFLICT(name) DO UPDATE SET
-                last_attempt_at = excluded.last_attempt_at,
-                last_success_at = COALESCE(excluded.last_success_at, last_success_at),
-                last_result = excluded.last_result,
-                last_reason = excluded.last_reason,
-                consecutive_failures = CASE WHEN ?6 THEN consecutive_failures + 1 ELSE 0 END,
-                etag = CASE WHEN ?11 THEN excluded.etag ELSE etag END,
-                last_modified = CASE WHEN ?11 THEN excluded.last_modified ELSE last_modified END,
-                new_data_unseen = new_data_unseen + excluded.new_data_unseen,
-                not_before = excluded.not_before
-            """).execute(arguments: [
-                fetch.handler, started, failed ? nil : finished, fetch.result, fetch.reason, failed ? 1 : 0,
-                pending.validators?.etag, pending.validators?.lastModified,
-                fetch.result == FetchResult.newData.name ? 1 : 0, pending.notBefore.map(Self.text),
-                pending.validators == nil ? 0 : 1,
-            ])
-        try db.cachedStatement(sql: """
-            DELETE FROM fetch_history WHERE handler = ? AND id <= (
-              SELECT id FROM fetch_history WHERE handler = ? ORDER BY id DESC LIMIT 1 OFFSET ?)
-            """).execute(arguments: [fetch.handler, fetch.handler, historyLimit])
+        try statements.state.execute(arguments: [
+            fetch.handler, started, failed ? nil : finished, fetch.result, fetch.reason, failed ? 1 : 0,
+            pending.validators?.etag, pending.validators?.lastModified,
+            fetch.result == FetchResult.newData.name ? 1 : 0, pending.notBefore.map(Self.text),
+            pending.validators == nil ? 0 : 1,
+        ])
+        try statements.trim.execute(arguments: [fetch.handler, fetch.handler, historyLimit])
         return fetch
     }
 

@@ -1,5 +1,6 @@
 @testable import FetchdHandlers
 import Foundation
+import Synchronization
 import Testing
 
 /// The shared deadline timer behind every fetch's deadline: fires, is cancelled, and is not
@@ -75,5 +76,42 @@ struct DeadlineTimerTests {
         }
         #expect(fired == 250)
         #expect(timer.pendingCount == 0)
+    }
+
+    @Test("a scheduled action runs once at its deadline, not before, on the timer's thread")
+    func scheduledActionRunsAtTheDeadline() async throws {
+        let timer = DeadlineTimer()
+        let start = ContinuousClock.now
+        let ranAt = Mutex<[Duration]>([])
+        let deadline = start + .milliseconds(150)
+        _ = timer.schedule(at: deadline) { ranAt.withLock { $0.append(start.duration(to: .now)) } }
+        #expect(ranAt.withLock { $0.isEmpty })
+        try await Task.sleep(for: .milliseconds(600))
+        let times = ranAt.withLock { $0 }
+        #expect(times.count == 1)
+        #expect(times.allSatisfy { $0 >= .milliseconds(150) })
+        #expect(timer.pendingCount == 0)
+    }
+
+    @Test("a cancelled action never runs; cancelling one that ran says so")
+    func cancelledActionDoesNotRun() async throws {
+        let timer = DeadlineTimer()
+        let runs = Atomic<Int>(0)
+        let cancelled = timer.schedule(at: .now + .milliseconds(100)) { runs.add(1, ordering: .relaxed) }
+        let kept = timer.schedule(at: .now + .milliseconds(100)) { runs.add(10, ordering: .relaxed) }
+        #expect(timer.cancelScheduled(cancelled))
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(runs.load(ordering: .relaxed) == 10)
+        #expect(!timer.cancelScheduled(kept))
+        #expect(timer.pendingCount == 0)
+    }
+
+    @Test("an action whose deadline has passed runs at once, before schedule returns")
+    func pastActionRunsAtOnce() {
+        let timer = DeadlineTimer()
+        let runs = Atomic<Int>(0)
+        let id = timer.schedule(at: .now - .seconds(1)) { runs.add(1, ordering: .relaxed) }
+        #expect(runs.load(ordering: .relaxed) == 1)
+        #expect(!timer.cancelScheduled(id))
     }
 }

@@ -53,4 +53,65 @@ struct HTTPClientCancelTests {
         }
         #expect(slow == 0, "\(slow) of 400 cancelled fetches ran to their 3 s timeout")
     }
+
+    @Test func aStopperStopsARunningTransferAndRefusesOneNotYetSubmitted() async throws {
+        let (fd, port) = Self.silentListener()
+        defer { close(fd) }
+        let client = HTTPClient(limits: .init(maxConnections: 8, maxHostConnections: 8))
+        defer { client.shutdown() }
+        let directory = try TempDirectory()
+        func request(_ name: String) -> HTTPRequest {
+            HTTPRequest(url: "http://127.0.0.1:\(port)/", outputPath: directory.file(name), userAgent: "test",
+                        timeoutMilliseconds: 20_000, maxBytes: 100)
+        }
+        // Stopped before it is submitted: refused at once.
+        let early = HTTPClient.Stopper()
+        early.stop()
+        var start = ContinuousClock.now
+        await #expect(throws: HTTPFailure.cancelled) { try await client.fetch(request("early"), stopper: early) }
+        #expect(start.duration(to: .now) < .seconds(1))
+        // Stopped from another thread while libcurl waits for an answer that never comes.
+        let running = HTTPClient.Stopper()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { running.stop() }
+        start = ContinuousClock.now
+        await #expect(throws: HTTPFailure.cancelled) { try await client.fetch(request("running"), stopper: running) }
+        #expect(start.duration(to: .now) < .seconds(10), "the transfer ran to its 20 s timeout")
+        #expect(running.isStopped)
+    }
+
+    /// The descriptors of this process that are open on `path`.
+    private static func descriptors(on path: String) -> [String] {
+        // The kernel names files by their canonical path (the temp folder's path may have "//").
+        let canonical = realpath(path, nil).map { pointer in
+            defer { free(pointer) }
+            return String(cString: pointer)
+        }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return names.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == canonical }
+    }
+
+    @Test func theOutputFileIsClosedOnceTheFetchHasEndedHoweverItEnded() async throws {
+        let (fd, port) = Self.silentListener()
+        defer { close(fd) }
+        let (closedFD, closedPort) = Self.silentListener()
+        close(closedFD)  // nothing listens there any more: the connection is refused
+        let client = HTTPClient(limits: .init(maxConnections: 8, maxHostConnections: 8))
+        defer { client.shutdown() }
+        let directory = try TempDirectory()
+        func request(_ name: String, port: Int) -> HTTPRequest {
+            HTTPRequest(url: "http://127.0.0.1:\(port)/", outputPath: directory.file(name), userAgent: "test",
+                        timeoutMilliseconds: 20_000, maxBytes: 100)
+        }
+        let refused = HTTPClient.Stopper()
+        refused.stop()
+        _ = try? await client.fetch(request("refused", port: port), stopper: refused)
+        _ = try? await client.fetch(request("unreachable", port: closedPort))
+        let stopped = HTTPClient.Stopper()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { stopped.stop() }
+        _ = try? await client.fetch(request("stopped", port: port), stopper: stopped)
+        for name in ["refused", "unreachable", "stopped"] {
+            #expect(FileManager.default.fileExists(atPath: directory.file(name)), "\(name): no output file was made")
+            #expect(Self.descriptors(on: directory.file(name)).isEmpty, "\(name): its output file is still open")
+        }
+    }
 }

@@ -54,6 +54,15 @@ extension ProcessTests {
             #expect(elapsed < Self.deadline + .seconds(1))
         }
 
+        @Test func aStalledTransferIsExpiredAtTheDeadlineNotAtLibcurlsLimit() async throws {
+            let (outcome, elapsed) = try await fetch("/stall")
+            #expect(outcome.expired, "\(reason(outcome))")
+            #expect(outcome.completion == nil)
+            // libcurl's own limit is a second past the deadline: the context's expiration (the
+            // handler's stopper) ended the transfer well before it.
+            #expect(elapsed < Self.deadline + .milliseconds(700), "ended after \(elapsed.inSeconds) s")
+        }
+
         @Test func aConnectionDroppedMidBodyFails() async throws {
             let (outcome, _) = try await fetch("/drop")
             #expect(outcome.completion != nil && reason(outcome).hasPrefix("incomplete response"), "\(reason(outcome))")

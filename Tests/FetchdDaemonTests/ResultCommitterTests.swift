@@ -1,0 +1,55 @@
+@testable import FetchdDaemon
+import FetchdCore
+import FetchdSnapshots
+import FetchdState
+import FetchdTestSupport
+import Foundation
+import Logging
+import Testing
+
+/// Group commit: a result that comes alone is written at once; results that keep coming are
+/// gathered into fewer, larger batches.
+struct ResultCommitterTests {
+    private static func committer(in directory: TemporaryDirectory) throws -> (ResultCommitter, StateStore) {
+        let snapshots = try SnapshotStore(root: directory.file("cache"))
+        let state = try StateStore(path: directory.file("state.sqlite"))
+        return (ResultCommitter(snapshots: snapshots, state: state, logger: Logger(label: "test")), state)
+    }
+
+    private static func item(_ handler: String) -> ResultCommitter.Item {
+        let now = Date()
+        let fetch = FetchRecord(handler: handler, startedAt: now, finishedAt: now, result: .noData, trigger: .timer)
+        return ResultCommitter.Item(record: StateStore.PendingRecord(fetch), snapshot: nil)
+    }
+
+    @Test func aResultThatComesAloneIsWrittenWithoutWaiting() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (committer, state) = try Self.committer(in: directory)
+        _ = await committer.commit(Self.item("first"))
+        try await Task.sleep(for: .milliseconds(50))  // well past the burst gap
+        let record = await committer.commit(Self.item("second"))
+        #expect(record.id != nil)
+        #expect(committer.batchCounts == (written: 2, lingered: 0))
+        #expect(try state.state(of: "second")?.lastResult == "noData")
+    }
+
+    @Test func resultsThatKeepComingAreGatheredIntoFewerBatches() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (committer, state) = try Self.committer(in: directory)
+        let count = 300
+        let records = await withTaskGroup(of: FetchRecord.self, returning: [FetchRecord].self) { group in
+            for index in 0..<count {
+                group.addTask { await committer.commit(Self.item("h\(index)")) }
+                if index % 10 == 9 { try? await Task.sleep(for: .microseconds(200)) }  // a steady stream
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(records.count == count && records.allSatisfy { $0.id != nil })
+        let (written, lingered) = committer.batchCounts
+        #expect(written < count / 2, "\(written) batches for \(count) results")
+        #expect(lingered > 0, "no batch waited for more while results kept coming")
+        #expect(try state.state(of: "h\(count - 1)")?.lastResult == "noData")
+    }
+}

@@ -1,0 +1,160 @@
+@testable import FetchdHandlers
+import FetchdCore
+import Foundation
+import Synchronization
+import Testing
+
+/// The runner's path for handlers that stop themselves at expiration (`stopsAtExpiration`, the
+/// http handler's): no child tasks, the deadline an action on the shared timer, and the same
+/// contract as the general path.
+@Suite("FetchRunner inline path", .timeLimit(.minutes(1)))
+struct InlineRunnerTests {
+    /// Scheduling slack allowed on top of the contract's bounds.
+    static let margin: Duration = .milliseconds(1500)
+
+    /// A handler that says it stops at expiration, built from a closure.
+    struct StoppingHandler: FetchHandler {
+        /// The body run as `performFetch`.
+        let body: @Sendable (FetchContext) async -> Void
+        /// Runs the body.
+        func performFetch(context: FetchContext) async { await body(context) }
+        /// This handler's body honours expiration (and cancellation).
+        var stopsAtExpiration: Bool { true }
+    }
+
+    /// A one-shot signal: `wait` returns once `fire` has been called, before or after it.
+    final class StopSignal: Sendable {
+        private let state = Mutex<(waiter: CheckedContinuation<Void, Never>?, fired: Bool)>((nil, false))
+
+        /// Wakes the waiter (now or when it comes).
+        func fire() {
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard !state.fired else { return nil }
+                state.fired = true
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume()
+        }
+
+        /// Returns once `fire` has been called.
+        func wait() async {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { state -> Bool in
+                    if state.fired { return true }
+                    state.waiter = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        }
+    }
+
+    /// Waits until the context expires or the task is cancelled, as the http handler waits for
+    /// its transfer; returns whether it was stopped by the expiration.
+    static func waitForStop(_ context: FetchContext) async -> Bool {
+        let signal = StopSignal()
+        let expired = Atomic<Bool>(false)
+        context.onExpiration {
+            expired.store(true, ordering: .relaxed)
+            signal.fire()
+        }
+        await withTaskCancellationHandler { await signal.wait() } onCancel: { signal.fire() }
+        return expired.load(ordering: .relaxed)
+    }
+
+    @Test("the handler runs in the caller's task: no child task")
+    func runsInTheCallersTask() async throws {
+        let directory = try TempDirectory()
+        let handlerTask = Mutex<Int?>(nil)
+        let handler = StoppingHandler { context in
+            handlerTask.withLock { $0 = withUnsafeCurrentTask { $0?.hashValue } }
+            context.complete(.noData())
+        }
+        let callerTask = withUnsafeCurrentTask { $0?.hashValue }
+        let (outcome, elapsed) = await timedRun(handler, context: makeContext(in: directory, deadline: .seconds(6)))
+        #expect(outcome.completion == .noData())
+        #expect(handlerTask.withLock { $0 } == callerTask)
+        expectElapsed(elapsed, in: .zero ... .seconds(3))
+    }
+
+    @Test("a handler still waiting at the deadline is stopped through its expiration callback: expired, at the deadline")
+    func stoppedAtTheDeadline() async throws {
+        let directory = try TempDirectory()
+        let deadline: Duration = .milliseconds(600)
+        let returned = Atomic<Bool>(false)
+        let stoppedByExpiry = Atomic<Bool>(false)
+        let handler = StoppingHandler { context in
+            stoppedByExpiry.store(await Self.waitForStop(context), ordering: .relaxed)
+            #expect(!context.complete(.newData()))  // too late: refused
+            returned.store(true, ordering: .relaxed)
+        }
+        let (outcome, elapsed) = await timedRun(handler, context: makeContext(in: directory, deadline: deadline))
+        #expect(outcome.expired)
+        #expect(!outcome.interrupted)
+        #expect(outcome.completion == nil)
+        #expect(outcome.ignoredCompletions == 1)
+        let (stopped, handlerReturned) = (stoppedByExpiry.load(ordering: .relaxed), returned.load(ordering: .relaxed))
+        #expect(stopped)
+        #expect(handlerReturned, "the run ended before its handler returned")
+        expectElapsed(elapsed, in: deadline - .milliseconds(20) ... deadline + Self.margin)
+    }
+
+    @Test("returning without completing: a completion from elsewhere before the deadline counts, at once")
+    func detachedCompletionCounts() async throws {
+        let directory = try TempDirectory()
+        let handler = StoppingHandler { context in
+            Task.detached {
+                try? await Task.sleep(for: .milliseconds(200))
+                context.complete(.newData(contentType: "text/plain"))
+            }
+        }
+        let (outcome, elapsed) = await timedRun(handler, context: makeContext(in: directory, deadline: .seconds(6)))
+        #expect(outcome.completion == .newData(contentType: "text/plain"))
+        #expect(!outcome.expired)
+        expectElapsed(elapsed, in: .milliseconds(180) ... .seconds(3))
+    }
+
+    @Test("returning without completing and nothing after: expired at the deadline, not before")
+    func noCompletionExpiresAtTheDeadline() async throws {
+        let directory = try TempDirectory()
+        let deadline: Duration = .milliseconds(500)
+        let context = makeContext(in: directory, deadline: deadline)
+        let (outcome, elapsed) = await timedRun(StoppingHandler { _ in }, context: context)
+        #expect(outcome.expired)
+        #expect(context.isExpired)
+        expectElapsed(elapsed, in: deadline - .milliseconds(20) ... deadline + Self.margin)
+    }
+
+    @Test("cancelled from outside (shutdown) before the deadline: interrupted, expiration callbacks once")
+    func outsideCancellationInterrupts() async throws {
+        let directory = try TempDirectory()
+        let expirations = Atomic<Int>(0)
+        let handler = StoppingHandler { context in
+            context.onExpiration { expirations.add(1, ordering: .relaxed) }
+            _ = await Self.waitForStop(context)
+        }
+        let start = ContinuousClock.now
+        let outcome = try #require(await runCancelled(handler, context: makeContext(in: directory, deadline: .seconds(10)),
+                                                      after: .milliseconds(300)))
+        #expect(outcome.interrupted)
+        #expect(!outcome.expired)
+        #expect(outcome.completion == nil)
+        #expect(expirations.load(ordering: .relaxed) == 1)
+        expectElapsed(start.duration(to: .now), in: .milliseconds(280) ... .seconds(5))
+    }
+
+    @Test("a completion in time cancels the deadline: no expiration callback afterwards")
+    func completionCancelsTheDeadline() async throws {
+        let directory = try TempDirectory()
+        let expirations = Atomic<Int>(0)
+        let handler = StoppingHandler { context in
+            context.onExpiration { expirations.add(1, ordering: .relaxed) }
+            context.complete(.noData())
+        }
+        let (outcome, _) = await timedRun(handler, context: makeContext(in: directory, deadline: .milliseconds(200)))
+        try await Task.sleep(for: .milliseconds(500))  // past the deadline
+        #expect(outcome.completion == .noData())
+        #expect(expirations.load(ordering: .relaxed) == 0)
+    }
+}

@@ -1,0 +1,87 @@
+import FetchdSnapshots
+import FetchdTestSupport
+import Foundation
+import Testing
+
+/// `prepare` assembles a version out of sight; the batch publishes it, whatever the handler's
+/// folder holds or lacks.
+struct SnapshotStoreBatchTests {
+    private func stage(_ store: SnapshotStore, _ handler: String, _ text: String) throws -> String {
+        let path = try store.stagingPath(for: handler)
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    private func template(_ handler: String) -> SnapshotMetadata {
+        SnapshotMetadata(handler: handler, fetchedAt: Date(), durationMilliseconds: 3, trigger: "timer")
+    }
+
+    private func pending(_ prepared: SnapshotStore.Prepared) throws -> SnapshotStore.PendingVersion {
+        guard case .pending(let pending) = prepared else { throw CocoaError(.fileWriteUnknown) }
+        return pending
+    }
+
+    @Test func prepareAssemblesAHiddenVersionThatOnlyTheCommitPublishes() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SnapshotStore(root: directory.path)
+        let staged = try stage(store, "news", "hello")
+        let version = try pending(try store.prepare(stagedFile: staged, handler: "news", template: template("news"), retain: 3))
+        let hidden = directory.file("news/versions/.incoming-\(version.metadata.version)")
+        #expect(try String(contentsOfFile: "\(hidden)/content", encoding: .utf8) == "hello")
+        #expect(FileManager.default.fileExists(atPath: "\(hidden)/meta.json"))
+        #expect(!FileManager.default.fileExists(atPath: staged))
+        #expect(store.currentVersion(of: "news") == nil && store.versionNames(of: "news").isEmpty)
+        let outcome = store.commit([version])
+        #expect(try outcome.results[0].get().version == version.metadata.version)
+        #expect(store.currentVersion(of: "news") == version.metadata.version)
+        #expect(try String(contentsOfFile: store.latestContentPath(of: "news"), encoding: .utf8) == "hello")
+        #expect(!FileManager.default.fileExists(atPath: hidden))
+    }
+
+    @Test func aFirstVersionReplacesALatestLeftWithoutVersions() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SnapshotStore(root: directory.path)
+        let staged = try stage(store, "news", "fresh")
+        // A `latest` that names nothing (its versions deleted behind fetchd's back): the first
+        // version's link cannot be made in place and must replace it.
+        try FileManager.default.createSymbolicLink(atPath: directory.file("news/latest"), withDestinationPath: "versions/gone")
+        let outcome = try store.commit(stagedFile: staged, handler: "news", template: template("news"), retain: 3)
+        guard case .written(let metadata) = outcome else { Issue.record("expected a write, got \(outcome)"); return }
+        #expect(store.currentVersion(of: "news") == metadata.version)
+        #expect(try String(contentsOfFile: store.latestContentPath(of: "news"), encoding: .utf8) == "fresh")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.file("news")).filter { $0.hasPrefix("latest.tmp") }
+        #expect(leftovers.isEmpty)
+    }
+
+    @Test func aVersionsFolderRemovedBehindTheStoresBackIsMadeAgain() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SnapshotStore(root: directory.path)
+        _ = try store.commit(stagedFile: try stage(store, "news", "one"), handler: "news", template: template("news"), retain: 3)
+        try FileManager.default.removeItem(atPath: directory.file("news/versions"))
+        try FileManager.default.removeItem(atPath: directory.file("news/latest"))
+        let restarted = try SnapshotStore(root: directory.path)
+        let outcome = try restarted.commit(stagedFile: try stage(restarted, "news", "two"), handler: "news",
+                                           template: template("news"), retain: 3)
+        guard case .written = outcome else { Issue.record("expected a write, got \(outcome)"); return }
+        #expect(try String(contentsOfFile: restarted.latestContentPath(of: "news"), encoding: .utf8) == "two")
+    }
+
+    @Test func theVersionReadAtTheStartOfAFetchDecidesWhatIsUnchanged() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SnapshotStore(root: directory.path)
+        _ = try store.commit(stagedFile: try stage(store, "news", "same"), handler: "news", template: template("news"), retain: 3)
+        let current = store.currentVersion(of: "news")
+        let unchanged = try store.prepare(stagedFile: try stage(store, "news", "same"), handler: "news",
+                                          template: template("news"), retain: 3, currentVersion: .some(current))
+        guard case .unchanged = unchanged else { Issue.record("expected unchanged, got \(unchanged)"); return }
+        // `.some(nil)`: the fetch began with no snapshot, so the same bytes are new data.
+        let fresh = try store.prepare(stagedFile: try stage(store, "news", "same"), handler: "news",
+                                      template: template("news"), retain: 3, currentVersion: .some(nil))
+        guard case .pending(let version) = fresh else { Issue.record("expected a new version, got \(fresh)"); return }
+        #expect(try store.commit([version]).results[0].get().version == version.metadata.version)
+    }
+}
