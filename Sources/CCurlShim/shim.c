@@ -1,5 +1,7 @@
 #include "CCurlShim.h"
 
+#include <fcntl.h>
+
 CURLcode fetchd_curl_setopt_long(CURL *handle, CURLoption option, long value) {
     return curl_easy_setopt(handle, option, value);
 }
@@ -52,4 +54,19 @@ CURLSHcode fetchd_curl_share_setopt_long(CURLSH *share, CURLSHoption option, lon
 
 CURLcode fetchd_curl_msg_result(const CURLMsg *message) {
     return message->data.result;
+}
+
+/* libcurl (7.88) opens its sockets without SOCK_CLOEXEC; a process started by anything else
+   in fetchd's process (a Swift handler's Process, a library) would inherit every connection
+   open at that moment and hold it open after libcurl closed it. */
+static int fetchd_curl_close_on_exec(void *userdata, curl_socket_t fd, curlsocktype purpose) {
+    (void)userdata;
+    (void)purpose;
+    int flags = fcntl(fd, F_GETFD);
+    if (flags < 0 || fcntl(fd, F_SETFD, flags | FD_CLOEXEC) < 0) return CURL_SOCKOPT_ERROR;
+    return CURL_SOCKOPT_OK;
+}
+
+CURLcode fetchd_curl_set_close_on_exec_sockets(CURL *handle) {
+    return curl_easy_setopt(handle, CURLOPT_SOCKOPTFUNCTION, fetchd_curl_close_on_exec);
 }

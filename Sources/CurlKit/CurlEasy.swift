@@ -81,6 +81,10 @@ final class CurlEasy {
             fetchd_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, userdata),
             fetchd_curl_set_write_callback(handle, Self.writeBody),
             fetchd_curl_set_header_callback(handle, Self.readHeader),
+            // libcurl's sockets are not close-on-exec: a child started by anything else in the
+            // process would hold a connection open after libcurl closed it (a cancelled download
+            // kept flowing into its socket, unread).
+            fetchd_curl_set_close_on_exec_sockets(handle),
         ]
         if let resume = request.resume {
             // Ranges count stored bytes, so a resumable download asks for no content coding.

@@ -114,4 +114,47 @@ struct HTTPClientCancelTests {
             #expect(Self.descriptors(on: directory.file(name)).isEmpty, "\(name): its output file is still open")
         }
     }
+
+    /// The descriptors of this process's TCP sockets whose peer is 127.0.0.1:`port`.
+    private static func sockets(toPort port: Int) -> [Int32] {
+        // /proc/net/tcp: "sl local_address rem_address st ... uid timeout inode", ports in hex.
+        let table = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? ""
+        let inodes = Set(table.split(separator: "\n").dropFirst().compactMap { line -> String? in
+            let fields = line.split(separator: " ")
+            guard fields.count > 9, let peer = fields[2].split(separator: ":").last, Int(peer, radix: 16) == port else { return nil }
+            return "socket:[\(fields[9])]"
+        })
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return names.compactMap { name in
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)"),
+                  inodes.contains(target) else { return nil }
+            return Int32(name)
+        }
+    }
+
+    @Test func libcurlsConnectionsAreClosedOnExec() async throws {
+        // libcurl opens its sockets without SOCK_CLOEXEC: a program started meanwhile by anything
+        // in the process inherited the connection and held it open after libcurl closed it.
+        let (fd, port) = Self.silentListener()
+        defer { close(fd) }
+        let client = HTTPClient(limits: .init(maxConnections: 8, maxHostConnections: 8))
+        defer { client.shutdown() }
+        let directory = try TempDirectory()
+        let request = HTTPRequest(url: "http://127.0.0.1:\(port)/", outputPath: directory.file("out"), userAgent: "test",
+                                  timeoutMilliseconds: 20_000, maxBytes: 100)
+        let stopper = HTTPClient.Stopper()
+        async let fetched = try? client.fetch(request, stopper: stopper)
+        // The kernel completes the handshake on the listener's backlog: libcurl then waits for an answer.
+        var found: [Int32] = []
+        for _ in 0..<500 where found.isEmpty {
+            found = Self.sockets(toPort: port)
+            if found.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        // Read while the transfer is still waiting, so the descriptor is still libcurl's.
+        let closeOnExec = found.map { fcntl($0, F_GETFD) & FD_CLOEXEC != 0 }
+        stopper.stop()
+        _ = await fetched
+        #expect(!found.isEmpty, "libcurl's connection to port \(port) was not found")
+        #expect(closeOnExec.allSatisfy { $0 }, "libcurl's socket is inherited by programs started meanwhile")
+    }
 }
