@@ -82,12 +82,13 @@ final class ResultCommitter: Sendable {
     /// Writes batches until nothing waits.
     private func drain() {
         while true {
-            var (batch, inBurst) = waiting.withLock { waiting in
+            let (taken, inBurst) = waiting.withLock { waiting in
                 defer { waiting.items = [] }
                 if waiting.items.isEmpty { waiting.draining = false }
                 return (waiting.items, waiting.lastWritten.map { .now - $0 < Self.burstGap } ?? false)
             }
-            guard !batch.isEmpty else { return }
+            guard !taken.isEmpty else { return }
+            var batch = taken
             let linger = inBurst && batch.count < Self.lingerBelow
             if linger {
                 usleep(Self.lingerMicroseconds)  // the commit queue's own thread, not Swift's pool

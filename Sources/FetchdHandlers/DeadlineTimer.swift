@@ -42,6 +42,12 @@ public final class DeadlineTimer: Sendable {
         /// Cancelled entries stay in the heap until their deadline; drops them when they are
         /// most of it, so a daemon whose fetches all finish early does not keep them.
         mutating func compactIfMostlyCancelled() {
+            // None left: the thread ends at its next look instead of waking every second until
+            // the last cancelled deadline (every http fetch that ends in time cancels its own).
+            if waiting.isEmpty {
+                heap = Heap()
+                return
+            }
             guard heap.count > 64 && waiting.count < heap.count / 4 else { return }
             let waiting = waiting
             heap = Heap(heap.unordered.filter { waiting[$0.id] != nil })
@@ -80,6 +86,8 @@ public final class DeadlineTimer: Sendable {
 
     /// Sleepers not yet woken (for tests).
     var pendingCount: Int { state.withLock { $0.waiting.count } }
+    /// Deadlines in the queue, cancelled ones not yet dropped included (for tests).
+    var queuedCount: Int { state.withLock { $0.heap.count } }
 
     /// Runs `action` once on the timer's thread when `deadline` has passed (at once, on this
     /// thread, when it already has), unless `cancelScheduled` comes first. Returns the id to

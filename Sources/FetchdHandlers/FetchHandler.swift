@@ -24,7 +24,10 @@ public protocol FetchHandler: Sendable {
     /// True when the handler ends its work promptly once its context expires (it registers
     /// `FetchContext.onExpiration` to stop) and when its task is cancelled. The runner then
     /// runs it in the caller's own task, with the deadline as an action on the shared timer,
-    /// instead of a child task for the handler and another for the deadline. Default: false.
+    /// instead of a child task for the handler and another for the deadline. Its expiration
+    /// callbacks then run on the shared timer thread and may still be finishing when the run
+    /// has returned (the handler returned first): they must be short, must not block, and must
+    /// not touch the output file. Default: false.
     var stopsAtExpiration: Bool { get }
 }
 

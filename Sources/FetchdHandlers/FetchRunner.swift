@@ -4,8 +4,8 @@ import Foundation
 /// Runs one handler under its deadline and turns what happened into exactly one result.
 ///
 /// A handler that stops itself at expiration (`FetchHandler.stopsAtExpiration`, the http
-/// handler) runs in the caller's task (`FetchRunner+Inline.swift`). Any other runs in a child task. The runner waits for its completion or its deadline,
-/// whichever comes first. At the deadline it runs the context's expiration callbacks and
+/// handler) runs in the caller's task (`FetchRunner+Inline.swift`). Any other runs in a child
+/// task. The runner waits for its completion or its deadline, whichever comes first. At the deadline it runs the context's expiration callbacks and
 /// cancels the handler's task (exec handlers then SIGTERM/SIGKILL their process group), and
 /// it waits for the handler to return before reporting, so nothing outlives the run.
 public struct FetchRunner: Sendable {

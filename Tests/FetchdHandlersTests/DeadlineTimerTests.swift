@@ -114,4 +114,14 @@ struct DeadlineTimerTests {
         #expect(runs.load(ordering: .relaxed) == 1)
         #expect(!timer.cancelScheduled(id))
     }
+
+    @Test("once every deadline is cancelled, none stays queued to wake the thread until it passes")
+    func cancellingTheLastDeadlineEmptiesTheQueue() {
+        let timer = DeadlineTimer()
+        let ids = (0..<3).map { _ in timer.schedule(at: .now + .seconds(60)) {} }
+        #expect(timer.queuedCount == 3)
+        ids.forEach { timer.cancelScheduled($0) }
+        #expect(timer.queuedCount == 0)
+        #expect(timer.pendingCount == 0)
+    }
 }

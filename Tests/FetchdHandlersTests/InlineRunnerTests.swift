@@ -104,8 +104,7 @@ struct InlineRunnerTests {
     func detachedCompletionCounts() async throws {
         let directory = try TempDirectory()
         let handler = StoppingHandler { context in
-            Task.detached {
-                try? await Task.sleep(for: .milliseconds(200))
+            DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) {
                 context.complete(.newData(contentType: "text/plain"))
             }
         }
