@@ -1,4 +1,5 @@
 import CurlKit
+import FetchdTestSupport
 import Foundation
 import Testing
 
@@ -118,21 +119,7 @@ struct HTTPClientCancelTests {
     /// The descriptors of this process's TCP sockets whose peer is 127.0.0.1:`port`.
     private static func sockets(toPort port: Int) -> [Int32] {
         // /proc/net/tcp: "sl local_address rem_address st ... uid timeout inode", ports in hex.
-        // Read to its end with read(2): Foundation stops at the first page of a /proc file, and
-        // with the other tests' sockets the line sought is often past it.
-        var table = ""
-        let fd = open("/proc/net/tcp", O_RDONLY | O_CLOEXEC)
-        if fd >= 0 {
-            defer { close(fd) }
-            var bytes: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let count = read(fd, &buffer, buffer.count)
-                if count <= 0 { break }
-                bytes += buffer[0..<count]
-            }
-            table = String(decoding: bytes, as: UTF8.self)
-        }
+        let table = ProcFile.read("/proc/net/tcp") ?? ""
         let inodes = Set(table.split(separator: "\n").dropFirst().compactMap { line -> String? in
             let fields = line.split(separator: " ")
             guard fields.count > 9, let peer = fields[2].split(separator: ":").last, Int(peer, radix: 16) == port else { return nil }

@@ -1,5 +1,6 @@
 import FetchdCore
 import FetchdHandlers
+import FetchdTestSupport
 import Foundation
 import Testing
 
@@ -138,7 +139,7 @@ enum ProcessGroups {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         let members = entries.compactMap { entry -> String? in
             guard Int32(entry) != nil,
-                  let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let stat = ProcFile.read("/proc/\(entry)/stat"),
                   let close = stat.lastIndex(of: ")") else { return nil }
             let fields = stat[stat.index(after: close)...].split(separator: " ")
             guard fields.count > 2, pid_t(fields[2]) == pgid else { return nil }
@@ -176,7 +177,7 @@ func expectElapsed(_ elapsed: Duration, in range: ClosedRange<Duration>,
 
 /// The peak resident set size of this process, in KiB (`VmHWM`).
 func peakResidentKiB() -> Int? {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+    guard let status = ProcFile.read("/proc/self/status") else { return nil }
     for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
         return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])
     }

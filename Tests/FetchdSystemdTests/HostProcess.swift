@@ -1,3 +1,4 @@
+import FetchdTestSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -162,7 +163,7 @@ final class HostProcess {
 
     /// The children of `pid` (from `/proc/PID/task/PID/children`).
     static func children(of pid: pid_t) -> [pid_t] {
-        let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
+        let text = ProcFile.read("/proc/\(pid)/task/\(pid)/children") ?? ""
         return text.split(separator: " ").compactMap { pid_t($0) }
     }
 
@@ -188,7 +189,7 @@ final class HostProcess {
     }
 
     private static func cgroupMounts() -> [(path: String, type: String, options: [String])] {
-        let text = (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""
+        let text = ProcFile.read("/proc/self/mountinfo") ?? ""
         var seen = Set<String>()
         return text.split(separator: "\n").compactMap { line in
             let halves = line.components(separatedBy: " - ")

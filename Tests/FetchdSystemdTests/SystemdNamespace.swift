@@ -230,7 +230,7 @@ final class SystemdNamespace {
     /// Whether the namespace's PID 1 is still alive (checked by namespace identity, not just PID).
     var isRunning: Bool {
         guard systemdPID > 0, !pidNamespace.isEmpty, Self.pidNamespace(of: systemdPID) == pidNamespace else { return false }
-        let stat = (try? String(contentsOfFile: "/proc/\(systemdPID)/stat", encoding: .utf8)) ?? ""
+        let stat = ProcFile.read("/proc/\(systemdPID)/stat") ?? ""
         return !stat.contains(") Z ") && !stat.contains(") X ")
     }
 
@@ -255,10 +255,10 @@ final class SystemdNamespace {
             let unsharePID = HostProcess.children(of: launcher.pid).first ?? 0
             let child = unsharePID > 0 ? HostProcess.children(of: unsharePID).first ?? 0 : 0
             // boot.sh becomes systemd by exec: wait for the exec so the namespace is complete.
-            let name = (try? String(contentsOfFile: "/proc/\(child)/comm", encoding: .utf8)) ?? ""
+            let name = ProcFile.read("/proc/\(child)/comm") ?? ""
             systemdPID = name == "systemd\n" ? child : 0
             let unshareExited = unsharePID > 0 && child == 0
-                && ((try? String(contentsOfFile: "/proc/\(unsharePID)/stat", encoding: .utf8))?.contains(") Z ") ?? true)
+                && (ProcFile.read("/proc/\(unsharePID)/stat")?.contains(") Z ") ?? true)
             return systemdPID > 0 || unshareExited || !launcher.isRunning
         }
         guard found, systemdPID > 0, let namespace = Self.pidNamespace(of: systemdPID) else {

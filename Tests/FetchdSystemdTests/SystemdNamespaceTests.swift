@@ -47,7 +47,7 @@ extension SystemdTests { @Suite struct SystemdNamespaceTests {
         #expect(FileManager.default.fileExists(atPath: sentinel), "the host's /tmp was cleaned")
         #expect(try await namespace.property("Result", of: "private-tmp.service") == "success", "PrivateTmp hides host /tmp")
         // systemd runs in its own cgroup, not at the root the host (or another namespace) uses.
-        let cgroups = try String(contentsOfFile: "/proc/\(namespace.systemdPID)/cgroup", encoding: .utf8)
+        let cgroups = try #require(ProcFile.read("/proc/\(namespace.systemdPID)/cgroup"))
         #expect(cgroups.contains("/\(namespace.cgroupName)/init.scope"), "\(cgroups)")
         // The private folders are bind mounts of the temp folder, visible from the host.
         try await namespace.check(["sh", "-c", "echo private > /var/cache/fetchd/marker"])
