@@ -4,18 +4,8 @@ import Foundation
 import Testing
 
 /// `prepare` assembles a version out of sight; the batch publishes it, whatever the handler's
-/// folder holds or lacks.
-struct SnapshotStoreBatchTests {
-    private func stage(_ store: SnapshotStore, _ handler: String, _ text: String) throws -> String {
-        let path = try store.stagingPath(for: handler)
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-        return path
-    }
-
-    private func template(_ handler: String) -> SnapshotMetadata {
-        SnapshotMetadata(handler: handler, fetchedAt: Date(), durationMilliseconds: 3, trigger: "timer")
-    }
-
+/// folder holds or lacks (with `SnapshotStoreTests`' staging helpers).
+extension SnapshotStoreTests {
     private func pending(_ prepared: SnapshotStore.Prepared) throws -> SnapshotStore.PendingVersion {
         guard case .pending(let pending) = prepared else { throw CocoaError(.fileWriteUnknown) }
         return pending

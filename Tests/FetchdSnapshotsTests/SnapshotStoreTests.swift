@@ -5,13 +5,15 @@ import Testing
 
 /// The snapshot store's layout, deduplication, pruning, eviction and recovery.
 struct SnapshotStoreTests {
-    private func stage(_ store: SnapshotStore, _ handler: String, _ text: String) throws -> String {
+    /// Writes `text` at `handler`'s staging path, as a handler would (also for the batch tests).
+    func stage(_ store: SnapshotStore, _ handler: String, _ text: String) throws -> String {
         let path = try store.stagingPath(for: handler)
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
         return path
     }
 
-    private func template(_ handler: String) -> SnapshotMetadata {
+    /// Metadata for a snapshot of `handler`, all but what `prepare` fills in.
+    func template(_ handler: String) -> SnapshotMetadata {
         SnapshotMetadata(handler: handler, fetchedAt: Date(), durationMilliseconds: 12, contentType: "text/plain",
                          trigger: "timer")
     }
