@@ -82,14 +82,14 @@ final class ResultCommitter: Sendable {
     /// Writes batches until nothing waits.
     private func drain() {
         while true {
-            let (taken, inBurst) = waiting.withLock { waiting in
+            let (taken, lastWritten) = waiting.withLock { waiting in
                 defer { waiting.items = [] }
                 if waiting.items.isEmpty { waiting.draining = false }
-                return (waiting.items, waiting.lastWritten.map { .now - $0 < Self.burstGap } ?? false)
+                return (waiting.items, waiting.lastWritten)
             }
             guard !taken.isEmpty else { return }
             var batch = taken
-            let linger = inBurst && batch.count < Self.lingerBelow
+            let linger = Self.lingers(count: batch.count, sinceLastWrite: lastWritten.map { .now - $0 })
             if linger {
                 usleep(Self.lingerMicroseconds)  // the commit queue's own thread, not Swift's pool
                 batch += waiting.withLock { waiting in
@@ -105,6 +105,13 @@ final class ResultCommitter: Sendable {
             }
             for (index, (_, continuation)) in batch.enumerated() { continuation.resume(returning: records[index]) }
         }
+    }
+
+    /// Whether a batch of `count` results, taken `sinceLastWrite` after the previous batch was
+    /// written (nil: none was), waits for more: only a small batch in a burst does.
+    static func lingers(count: Int, sinceLastWrite: Duration?) -> Bool {
+        guard let sinceLastWrite else { return false }
+        return sinceLastWrite < burstGap && count < lingerBelow
     }
 
     /// Batches written so far, and how many of them waited for more (for tests).
