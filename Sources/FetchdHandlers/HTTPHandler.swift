@@ -26,6 +26,11 @@ public struct HTTPHandler: FetchHandler {
     public var caFile: String?
     /// The client whose multi handle runs the transfer (the daemon's, with its limits).
     public var client: HTTPClient
+    /// How long after the deadline libcurl's own time limit ends the transfer: a backstop only.
+    /// The runner's expiry at the deadline ends it first (through the context's expiration
+    /// callback), so the result is `expired`, never sometimes `failed: timeout` depending on
+    /// which timer fires first. Tests set it far out to tell the two apart.
+    public var backstopMilliseconds = 1000
 
     /// The keys under which validators travel in `FetchContext.previousValidators` and in the
     /// completion's details: the state database keeps them between fetches.
@@ -49,9 +54,8 @@ public struct HTTPHandler: FetchHandler {
     public func performFetch(context: FetchContext) async {
         var request = HTTPRequest(
             url: url, outputPath: context.outputPath, userAgent: userAgent,
-            // A second past the deadline: the runner's expiry decides, and the result is `expired`,
-            // never sometimes `failed: timeout` depending on which timer fires first.
-            timeoutMilliseconds: Int(context.timeRemaining / .milliseconds(1)) + 1000, maxBytes: maxBytes)
+            timeoutMilliseconds: Int(context.timeRemaining / .milliseconds(1)) + backstopMilliseconds,
+            maxBytes: maxBytes)
         request.allowFileURLs = allowFileURLs
         request.headers = headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
         request.acceptEncoding = acceptEncoding
