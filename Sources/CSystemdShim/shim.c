@@ -42,6 +42,10 @@ int fetchd_bus_start_transient_timer(sd_bus *bus, const char *timer_name,
     r = sd_bus_message_append(message, "a(sa(sv))", 0);
     if (r < 0) goto finish;
     r = sd_bus_call(bus, message, 0, &error, &reply);
+    // The previous timer of this name is still loaded: the manager unloads a stopped transient
+    // unit on a later turn of its loop, which may come after this call. -EEXIST lets the caller
+    // try again in a moment instead of taking it for a refusal.
+    if (r < 0 && sd_bus_error_has_name(&error, "org.freedesktop.systemd1.UnitExists")) r = -EEXIST;
 finish:
     if (r < 0) copy_error(&error, r, error_text, error_capacity);
     sd_bus_error_free(&error);

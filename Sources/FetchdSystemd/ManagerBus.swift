@@ -12,6 +12,9 @@ public final class ManagerBus {
         public let operation: String
         /// The manager's or the library's explanation.
         public let reason: String
+        /// A unit of that name is still loaded (the one just stopped, not yet unloaded by the
+        /// manager): the same request is likely to succeed a moment later.
+        public var unitStillLoaded = false
         /// `operation: reason`.
         public var description: String { "\(operation): \(reason)" }
     }
@@ -31,20 +34,34 @@ public final class ManagerBus {
 
     deinit { sd_bus_flush_close_unref(bus) }
 
-    /// Starts (replacing any previous one) the transient `timerName` that fires once at `date`
-    /// and activates the service of the same name (`x.timer` starts `x.service`).
+    /// Starts the transient `timerName` that fires once at `date` and activates the service of
+    /// the same name (`x.timer` starts `x.service`). A previous timer of that name must have been
+    /// stopped (`stopUnit`) and unloaded: `Failure.unitStillLoaded` says it was not yet.
     public func startTimer(_ timerName: String, at date: Date,
                            accuracy: Duration, description: String) throws(Failure) {
         var error = [CChar](repeating: 0, count: 512)
         let accuracyMicroseconds = UInt64(accuracy.components.seconds) * 1_000_000
             + UInt64(accuracy.components.attoseconds / 1_000_000_000_000)
-        _ = fetchd_bus_stop_unit(bus, timerName, nil, 0)  // "replace" does not restart a transient unit
         let result = fetchd_bus_start_transient_timer(
             bus, timerName, description, Self.calendarSpec(date), accuracyMicroseconds,
             &error, error.count)
         guard result >= 0 else {
-            throw Failure(operation: "start \(timerName)", reason: String(decoding: error.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            var failure = Failure(operation: "start \(timerName)", reason: Self.text(error))
+            failure.unitStillLoaded = result == -EEXIST
+            throw failure
         }
+    }
+
+    /// Stops `unitName` (an unknown unit is not an error). The manager answers once the stop
+    /// job is queued; a transient unit is unloaded a little later.
+    public func stopUnit(_ unitName: String) throws(Failure) {
+        var error = [CChar](repeating: 0, count: 512)
+        let result = fetchd_bus_stop_unit(bus, unitName, &error, error.count)
+        guard result >= 0 else { throw Failure(operation: "stop \(unitName)", reason: Self.text(error)) }
+    }
+
+    private static func text(_ error: [CChar]) -> String {
+        String(decoding: error.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// A systemd calendar spec for one moment, in UTC: `2026-11-21 08:50:00 UTC`. Rounded up to

@@ -17,7 +17,7 @@ int fetchd_bus_open(int user, sd_bus **bus);
 /// Starts the transient timer `timer_name` that fires once at `on_calendar` (a systemd calendar
 /// spec) and activates the service of the same name (a transient timer cannot name another).
 /// On failure returns a negative errno and, when the manager said why, copies its message into
-/// `error_text`.
+/// `error_text`; -EEXIST when a unit of that name is still loaded (a stopped one not yet unloaded).
 int fetchd_bus_start_transient_timer(sd_bus *bus, const char *timer_name,
                                      const char *description, const char *on_calendar,
                                      uint64_t accuracy_usec, char *error_text, size_t error_capacity);
