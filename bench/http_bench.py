@@ -85,7 +85,9 @@ def measure_fetchd(bin_dir, folder, work):
     if code != 0 or not match:
         sys.exit(f"fetchd --once failed ({code}):\n{out}\n{err[-3000:]}")
     fetches, new, failed, wake_ms, cpu_ms, rss = map(int, match.groups())
+    threads = re.search(r"^threads: (.*)$", out, re.M)
     return {"wake_wall_s": wake_ms / 1000, "wake_cpu_s": cpu_ms / 1000, "peak_rss_mib": rss,
+            "threads": threads.group(1) if threads else "",
             "process_wall_s": wall, "process_cpu_s": process_cpu, "fetches": fetches, "new": new}
 
 def measure_curl(cfg, work, m):
@@ -130,6 +132,9 @@ def main():
                 "fetchd_process_cpu_s": med(fetchd, "process_cpu_s"),
                 "fetchd_peak_rss_mib": max(r["peak_rss_mib"] for r in fetchd),
                 "curl_wall_s": med(curl, "wall_s"), "curl_cpu_s": med(curl, "cpu_s"),
+                # CPU by thread of each run (fetchd --once's `threads:` line): the HTTP driver is
+                # one thread, so its share is what bounds the wake's wall time.
+                "fetchd_threads": [r["threads"] for r in fetchd],
             }
             row["wall_ratio"] = row["fetchd_wake_wall_s"] / row["curl_wall_s"]
             row["cpu_ratio"] = row["fetchd_wake_cpu_s"] / row["curl_cpu_s"]
@@ -142,6 +147,8 @@ def main():
                   f"{1e6 * row['curl_cpu_s'] / n:.0f} us/fetch); peak RSS {row['fetchd_peak_rss_mib']} MiB; "
                   f"whole process: wall ratio {row['process_wall_ratio']:.2f}, CPU ratio {row['process_cpu_ratio']:.2f}",
                   flush=True)
+            median_run = sorted(fetchd, key=lambda r: r["wake_wall_s"])[len(fetchd) // 2]
+            print(f"         fetchd CPU by thread (the median run): {median_run['threads']}", flush=True)
     finally:
         nginx.terminate()
         nginx.wait()

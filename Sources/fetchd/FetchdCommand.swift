@@ -79,6 +79,7 @@ struct FetchdCommand: AsyncParsableCommand {
         if once {
             let report = try await daemon.runOnce()
             print(report.summary)
+            print(report.threadSummary)
             throw ExitCode(report.failures == 0 ? 0 : 1)
         }
         try await daemon.run()
