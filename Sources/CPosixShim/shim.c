@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -16,6 +17,13 @@ int fetchd_syncfs(int fd) {
 int fetchd_nice_this_thread(int nice) {
     // On Linux, PRIO_PROCESS with a thread id sets that thread's nice value alone.
     return setpriority(PRIO_PROCESS, (id_t)gettid(), nice);
+}
+
+int fetchd_name_this_thread(const char *name) {
+    char cut[16];
+    strncpy(cut, name, sizeof cut - 1);
+    cut[sizeof cut - 1] = '\0';
+    return pthread_setname_np(pthread_self(), cut);
 }
 
 int fetchd_pipe_cloexec(int fds[2]) {

@@ -1,4 +1,5 @@
 import CCurlShim
+import CPosixShim
 import Foundation
 import Synchronization
 
@@ -76,8 +77,13 @@ public final class HTTPClient: Sendable {
             self.multi = multi
             setupFailure = nil
             let driver = Driver(multi: multi, mailbox: mailbox)
-            let thread = Thread { driver.run() }
-            thread.name = "fetchd-http"
+            let thread = Thread {
+                // Named from inside: Foundation's `Thread.name` does not reach the kernel on Linux, and a new
+                // thread would keep its creator's name (a pool thread's `oot.default-qos`); `top -H`, perf
+                // and `fetchd --once`'s per-thread CPU tell threads apart by this name.
+                _ = fetchd_name_this_thread("fetchd-http")
+                driver.run()
+            }
             thread.start()
         } catch {
             multi = nil

@@ -1,3 +1,4 @@
+import CPosixShim
 import Foundation
 import HeapModule
 import Synchronization
@@ -136,8 +137,11 @@ public final class DeadlineTimer: Sendable {
             return false
         case .wait(let signalThread, let startThread):
             if startThread {
-                let thread = Thread { [self] in run() }
-                thread.name = "fetchd-deadline"
+                let thread = Thread { [self] in
+                    // Named from inside (see HTTPClient's driver thread for why).
+                    _ = fetchd_name_this_thread("fetchd-deadline")
+                    run()
+                }
                 thread.start()
             } else if signalThread {
                 signal.wake()

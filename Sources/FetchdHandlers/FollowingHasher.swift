@@ -45,10 +45,10 @@ struct FollowingHasher: Sendable {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Digest?, Error>) in
                 let thread = Thread {
+                    _ = fetchd_name_this_thread("fetchd-hash")
                     _ = fetchd_nice_this_thread(19)
                     continuation.resume(with: Result { try hash(finished: finished, cancelled: { cancelled.load(ordering: .relaxed) }) })
                 }
-                thread.name = "fetchd-hash"
                 thread.start()
             }
         } onCancel: {

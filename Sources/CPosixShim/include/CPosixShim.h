@@ -9,6 +9,10 @@ int fetchd_syncfs(int fd);
 /// CPU time nothing else wants. Returns 0, or -1 with errno set.
 int fetchd_nice_this_thread(int nice);
 
+/// Names the calling thread (the kernel's `comm`, at most 15 bytes; longer names are cut).
+/// Returns 0, or an errno value.
+int fetchd_name_this_thread(const char *name);
+
 #include <sys/types.h>
 
 /// pipe2(2) with O_CLOEXEC: both ends closed at exec, atomically. Returns 0, or -1 with errno set.
