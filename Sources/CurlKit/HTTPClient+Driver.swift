@@ -82,17 +82,17 @@ extension HTTPClient {
             }
             do throws(HTTPFailure) {
                 let easy: CurlEasy
-                if let reused = idle.popLast() { easy = reused } else { easy = try CurlEasy() }
+                if Self.isReusable(request), let reused = idle.popLast() { easy = reused } else { easy = try CurlEasy() }
                 do throws(HTTPFailure) {
                     try easy.prepare(request, share: multi.share)
                 } catch {
-                    recycle(easy)
+                    recycle(easy, after: request)
                     throw error
                 }
                 let code = multi.add(easy)
                 guard code == CURLM_OK else {
                     easy.abandon()
-                    recycle(easy)
+                    recycle(easy, after: request)
                     throw .other(code: Int(code.rawValue), message: String(cString: curl_multi_strerror(code)))
                 }
                 active[easy.handle] = Active(id: submission.id, easy: easy, request: request,
@@ -107,12 +107,22 @@ extension HTTPClient {
             multi.remove(transfer.easy)
             transfer.easy.abandon()
             active[transfer.easy.handle] = nil
-            recycle(transfer.easy)
+            recycle(transfer.easy, after: transfer.request)
             transfer.continuation.resume(returning: result)
         }
 
-        private func recycle(_ easy: CurlEasy) {
-            if idle.count < maxIdle { idle.append(easy) }
+        /// Whether `request` may run on a used handle, and its handle be used again.
+        ///
+        /// Not one with its own receive buffer size (background transfers): libcurl 7.88 refuses
+        /// `CURLOPT_BUFFERSIZE` (CURLE_BAD_FUNCTION_ARGUMENT) on a handle that still holds the
+        /// buffer of an earlier transfer, which `curl_easy_reset` does not free; after an HTTP/2
+        /// fetch, a cancelled one or a refused redirect the handle keeps it. And a handle
+        /// keeping a buffer of another size must not serve a request of the default size.
+        /// Such requests are rare: a fresh handle each costs nothing that matters.
+        static func isReusable(_ request: HTTPRequest) -> Bool { request.receiveBufferBytes == nil }
+
+        private func recycle(_ easy: CurlEasy, after request: HTTPRequest) {
+            if Self.isReusable(request), idle.count < maxIdle { idle.append(easy) }
         }
     }
 }
