@@ -148,12 +148,15 @@ extension ProcessTests {
             defer { server.stop() }
             let directory = try TempDirectory()
             let deadline: Duration = .milliseconds(1500)
-            let handler = HTTPHandler(url: "http://127.0.0.1:\(server.port)/slow", maxBytes: 1024, allowFileURLs: false)
+            var handler = HTTPHandler(url: "http://127.0.0.1:\(server.port)/slow", maxBytes: 1024, allowFileURLs: false)
+            // libcurl's own limit 20 s past the deadline (as in HostileServerTests): only the
+            // context's expiration can end the transfer near the deadline, so the result is
+            // `expired`, and a generous bound still tells the two apart on a loaded machine.
+            handler.backstopMilliseconds = 20_000
             let (outcome, elapsed) = await timedRun(handler, context: makeContext(in: directory, deadline: deadline))
-            #expect(outcome.expired || outcome.failureReason != nil,
-                    "expected expired or failed, got \(String(describing: outcome.completion))")
-            if let reason = outcome.failureReason { #expect(reason.contains("timeout"), "\(reason)") }
-            expectElapsed(elapsed, in: deadline - .milliseconds(100) ... deadline + .seconds(1))
+            #expect(outcome.expired, "expected expired, got \(String(describing: outcome.completion))")
+            #expect(outcome.completion == nil)
+            expectElapsed(elapsed, in: deadline - .milliseconds(100) ... deadline + .seconds(10))
         }
 
         /// Cancelling the run from outside stops a stalled transfer promptly.
@@ -162,15 +165,18 @@ extension ProcessTests {
             defer { server.stop() }
             let directory = try TempDirectory()
             let handler = HTTPHandler(url: "http://127.0.0.1:\(server.port)/slow", maxBytes: 1024, allowFileURLs: false)
-            let context = makeContext(in: directory, deadline: .seconds(10))
+            // A deadline far beyond the bound: a cancellation that does not work shows as a run
+            // to the deadline (60 s), not as a slow cancellation.
+            let context = makeContext(in: directory, deadline: .seconds(60))
             let clock = ContinuousClock()
             let start = clock.now
             let outcome = await runCancelled(handler, context: context, after: .milliseconds(300))
             let result = try #require(outcome)
             #expect(result.interrupted)
             #expect(result.completion == nil)
-            // libcurl checks the cancel flag from its progress callback, about once a second when idle.
-            expectElapsed(clock.now - start, in: .milliseconds(300) ... .milliseconds(300) + .seconds(2))
+            // libcurl checks the cancel flag from its progress callback, about once a second when
+            // idle; the bound is generous for a loaded machine.
+            expectElapsed(clock.now - start, in: .milliseconds(300) ... .seconds(20))
         }
     }
 }

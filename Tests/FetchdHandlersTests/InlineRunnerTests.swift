@@ -9,8 +9,12 @@ import Testing
 /// contract as the general path.
 @Suite("FetchRunner inline path", .timeLimit(.minutes(1)))
 struct InlineRunnerTests {
-    /// Scheduling slack allowed on top of the contract's bounds.
-    static let margin: Duration = .milliseconds(1500)
+    /// Scheduling slack allowed on top of the contract's bounds: generous, since a loaded 2-core
+    /// machine can delay the runner by seconds. A broken deadline still shows: the handlers
+    /// below otherwise wait until `fallback` past the deadline, well beyond it.
+    static let margin: Duration = .seconds(10)
+    /// How long past the deadline a handler's fallback ends its wait if the deadline never came.
+    static let fallback: Duration = .seconds(15)
 
     /// A handler that says it stops at expiration, built from a closure.
     struct StoppingHandler: FetchHandler {
@@ -51,13 +55,17 @@ struct InlineRunnerTests {
     }
 
     /// Waits until the context expires or the task is cancelled, as the http handler waits for
-    /// its transfer; returns whether it was stopped by the expiration.
-    static func waitForStop(_ context: FetchContext) async -> Bool {
+    /// its transfer; returns whether it was stopped by the expiration. With `limit`, the wait
+    /// also ends once that much time has passed (as libcurl's own time limit would).
+    static func waitForStop(_ context: FetchContext, limit: Duration? = nil) async -> Bool {
         let signal = StopSignal()
         let expired = Atomic<Bool>(false)
         context.onExpiration {
             expired.store(true, ordering: .relaxed)
             signal.fire()
+        }
+        if let limit {
+            DispatchQueue.global().asyncAfter(deadline: .now() + limit.inSeconds) { signal.fire() }
         }
         await withTaskCancellationHandler { await signal.wait() } onCancel: { signal.fire() }
         return expired.load(ordering: .relaxed)
@@ -85,7 +93,8 @@ struct InlineRunnerTests {
         let returned = Atomic<Bool>(false)
         let stoppedByExpiry = Atomic<Bool>(false)
         let handler = StoppingHandler { context in
-            stoppedByExpiry.store(await Self.waitForStop(context), ordering: .relaxed)
+            let stopped = await Self.waitForStop(context, limit: deadline + Self.fallback)
+            stoppedByExpiry.store(stopped, ordering: .relaxed)
             #expect(!context.complete(.newData()))  // too late: refused
             returned.store(true, ordering: .relaxed)
         }
@@ -119,8 +128,14 @@ struct InlineRunnerTests {
         let directory = try TempDirectory()
         let deadline: Duration = .milliseconds(500)
         let context = makeContext(in: directory, deadline: deadline)
+        // Should the deadline not work, a completion from elsewhere ends the run at deadline +
+        // fallback (not expired, and past the bound); when it works, this one comes late and is refused.
+        DispatchQueue.global().asyncAfter(deadline: .now() + (deadline + Self.fallback).inSeconds) {
+            context.complete(.newData())
+        }
         let (outcome, elapsed) = await timedRun(StoppingHandler { _ in }, context: context)
         #expect(outcome.expired)
+        #expect(outcome.completion == nil)
         #expect(context.isExpired)
         expectElapsed(elapsed, in: deadline - .milliseconds(20) ... deadline + Self.margin)
     }

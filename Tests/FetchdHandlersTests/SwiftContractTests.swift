@@ -75,22 +75,57 @@ struct SwiftContractTests {
         expectElapsed(elapsed, in: .milliseconds(180) ... .seconds(3))  // at the completion, long before the 6 s deadline
     }
 
+    /// Suspends until `context` has expired (its expiration callbacks ran) or `limit` has passed,
+    /// whichever comes first, ignoring cancellation like a handler that does not watch its task.
+    static func waitForExpiry(of context: FetchContext, limit: Duration) async {
+        let waiter = Mutex<(continuation: CheckedContinuation<Void, Never>?, done: Bool)>((nil, false))
+        let wake: @Sendable () -> Void = {
+            let continuation = waiter.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard !state.done else { return nil }
+                state.done = true
+                defer { state.continuation = nil }
+                return state.continuation
+            }
+            continuation?.resume()
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = waiter.withLock { state -> Bool in
+                if state.done { return true }
+                state.continuation = continuation
+                return false
+            }
+            if now { continuation.resume() }
+            context.onExpiration(wake)
+            DispatchQueue.global().asyncAfter(deadline: .now() + limit.inSeconds, execute: wake)
+        }
+    }
+
     /// A completion from a handler still running past the deadline is ignored.
     @Test func completionAfterTheDeadlineIsIgnored() async throws {
         let directory = try TempDirectory()
         let accepted = Mutex<Bool?>(nil)
+        let wasExpired = Mutex<Bool?>(nil)
+        let returned = Atomic<Bool>(false)
         let handler = ClosureHandler { context in
-            await Self.sleepIgnoringCancellation(Self.deadline + .milliseconds(300))
+            // Completes only once the context has expired, so the test does not race the clock.
+            // Should the deadline not work, it completes anyway at deadline + 12 s: accepted, a
+            // completion and not expired, and past the elapsed bound.
+            await Self.waitForExpiry(of: context, limit: Self.deadline + .seconds(12))
+            wasExpired.withLock { $0 = context.isExpired }
             let answer = context.complete(.newData())
             accepted.withLock { $0 = answer }
+            returned.store(true, ordering: .relaxed)
         }
         let (outcome, elapsed) = await timedRun(handler, context: makeContext(in: directory, deadline: Self.deadline))
+        #expect(wasExpired.withLock { $0 } == true, "the handler completed before the context expired")
         #expect(outcome.expired)
         #expect(outcome.completion == nil)
         #expect(outcome.ignoredCompletions == 1)
         #expect(accepted.withLock { $0 } == false)
         // The runner waits for the handler to return, so nothing outlives the run.
-        expectElapsed(elapsed, in: Self.deadline + .milliseconds(280) ... Self.deadline + Self.margin)
+        let handlerReturned = returned.load(ordering: .relaxed)
+        #expect(handlerReturned, "the run ended before its handler returned")
+        expectElapsed(elapsed, in: Self.deadline - .milliseconds(20) ... Self.deadline + .seconds(10))
     }
 
     /// A detached completion arriving after the deadline (and after the run) is refused.
@@ -185,10 +220,15 @@ struct SwiftContractTests {
     /// The context reports the time left and never a negative duration.
     @Test func timeRemainingCountsDown() async throws {
         let directory = try TempDirectory()
-        let context = makeContext(in: directory, deadline: .milliseconds(200))
-        #expect(context.timeRemaining > .milliseconds(100))
-        #expect(context.timeRemaining <= .milliseconds(200))
-        try await Task.sleep(for: .milliseconds(250))
-        #expect(context.timeRemaining == .zero)
+        let context = makeContext(in: directory, deadline: .seconds(60))
+        let first = context.timeRemaining
+        #expect(first > .seconds(30))
+        #expect(first <= .seconds(60))
+        try await Task.sleep(for: .milliseconds(50))
+        let second = context.timeRemaining
+        #expect(second <= first - .milliseconds(50), "\(first.inSeconds) s, then \(second.inSeconds) s")
+        // A deadline already passed: zero, not negative.
+        let passed = makeContext(in: directory, deadline: .seconds(-1))
+        #expect(passed.timeRemaining == .zero)
     }
 }
