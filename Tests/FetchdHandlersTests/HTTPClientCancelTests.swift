@@ -52,8 +52,9 @@ struct HTTPClientCancelTests {
             }
             // Generous for a loaded machine; a fetch that ignored its cancellation runs 60 s.
             slow += milliseconds.filter { $0 > 20_000 }.count
+            if slow > 0 { break }  // one round shows it: not ten minutes of them
         }
-        #expect(slow == 0, "\(slow) of 400 cancelled fetches took over 20 s (their timeout is 60 s)")
+        #expect(slow == 0, "\(slow) cancelled fetches took over 20 s (their timeout is 60 s)")
     }
 
     @Test func aStopperStopsARunningTransferAndRefusesOneNotYetSubmitted() async throws {
