@@ -50,9 +50,9 @@ public struct Daemon {
     /// background fetch event"). Returns what the wake did and cost.
     public func runOnce() async throws -> WakeReport {
         let coordinator = try openCoordinator()
-        let before = WakeReport.Usage.now()
+        let before = WakeReport.Usage.atStart()
         let records = await coordinator.runDue(trigger: .timer)
-        return WakeReport(records: records, before: before, after: .now())
+        return WakeReport(records: records, before: before, after: .atEnd())
     }
 
     /// Runs until SIGTERM or SIGINT: scheduler, control socket, push listener, usage watchers,

@@ -18,14 +18,28 @@ public struct WakeReport: Sendable {
         /// CPU time of each thread alive now (by thread id): its name and nanoseconds on a CPU.
         public var threads: [Int: (name: String, nanoseconds: Int)]
 
-        /// The process's usage now.
-        public static func now() -> Usage {
+        /// The process's usage as a wake begins: the threads are read first, so reading them
+        /// is not counted in the wake's CPU time.
+        public static func atStart() -> Usage {
+            let threads = threadTimes()
+            var usage = process()
+            usage.threads = threads
+            return usage
+        }
+
+        /// The process's usage as a wake ends: the threads are read last, for the same reason.
+        public static func atEnd() -> Usage {
+            var usage = process()
+            usage.threads = threadTimes()
+            return usage
+        }
+
+        private static func process() -> Usage {
             var usage = rusage()
             getrusage(RUSAGE_SELF.rawValue, &usage)
             let cpu = (Int(usage.ru_utime.tv_sec) + Int(usage.ru_stime.tv_sec)) * 1_000_000
                 + Int(usage.ru_utime.tv_usec) + Int(usage.ru_stime.tv_usec)
-            return Usage(instant: .now, cpuMicroseconds: cpu, peakResidentKiB: Int(usage.ru_maxrss),
-                         threads: threadTimes())
+            return Usage(instant: .now, cpuMicroseconds: cpu, peakResidentKiB: Int(usage.ru_maxrss), threads: [:])
         }
 
         /// Each thread's name and time on a CPU (`/proc/self/task/TID/schedstat`, nanoseconds:
