@@ -5,8 +5,9 @@ import Logging
 /// Keeps a transient systemd timer (`fetchd-planned.timer`) at the next planned fetch, so that
 /// fetch happens on a systemd timer even when the heartbeat is coarse; `systemctl list-timers`
 /// shows it. Where there is no manager bus (not started by systemd, containers, tests) or the
-/// manager refuses, fetchd's own timer does the job and this says so in the log; a refusal is
-/// not final: the next plan asks again (a busy manager, a restarted one).
+/// manager refuses this caller (access denied: an unprivileged daemon without polkit's leave),
+/// fetchd's own timer does the job and this says so once. Any other failure (a busy manager, a
+/// restarted one) holds for that plan only: the next plan asks again.
 actor PlannedWakeTimer {
     /// The transient timer's name; it starts the shipped `fetchd-planned.service`.
     static let timerName = "fetchd-planned.timer"
@@ -69,9 +70,12 @@ actor PlannedWakeTimer {
             if failing { logger.notice("\(Self.timerName) set again: planned wakes are on systemd's timer") }
             failing = false
             logger.debug("planned wake at \(date) on \(Self.timerName)")
+        } catch where error.isRefusal {
+            logger.notice("cannot set \(Self.timerName) (\(error)): planned wakes use fetchd's internal timer")
+            self.bus = nil
         } catch {
             if !failing {
-                logger.notice("cannot set \(Self.timerName) (\(error)): this wake uses fetchd's internal timer; the next plan tries again")
+                logger.notice("cannot set \(Self.timerName) (\(error)): planned wakes use fetchd's internal timer until it can be set (asked again at each plan)")
             }
             failing = true
         }

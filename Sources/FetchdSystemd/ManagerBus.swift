@@ -12,9 +12,13 @@ public final class ManagerBus {
         public let operation: String
         /// The manager's or the library's explanation.
         public let reason: String
+        /// The errno the call failed with (EACCES: the manager or polkit refused this caller).
+        public var code: Int32 = 0
         /// A unit of that name is still loaded (the one just stopped, not yet unloaded by the
         /// manager): the same request is likely to succeed a moment later.
-        public var unitStillLoaded = false
+        public var unitStillLoaded: Bool { code == EEXIST }
+        /// The caller may not do this at all (access denied): asking again will not help.
+        public var isRefusal: Bool { code == EACCES || code == EPERM }
         /// `operation: reason`.
         public var description: String { "\(operation): \(reason)" }
     }
@@ -47,7 +51,7 @@ public final class ManagerBus {
             &error, error.count)
         guard result >= 0 else {
             var failure = Failure(operation: "start \(timerName)", reason: Self.text(error))
-            failure.unitStillLoaded = result == -EEXIST
+            failure.code = -result
             throw failure
         }
     }
@@ -57,7 +61,11 @@ public final class ManagerBus {
     public func stopUnit(_ unitName: String) throws(Failure) {
         var error = [CChar](repeating: 0, count: 512)
         let result = fetchd_bus_stop_unit(bus, unitName, &error, error.count)
-        guard result >= 0 else { throw Failure(operation: "stop \(unitName)", reason: Self.text(error)) }
+        guard result >= 0 else {
+            var failure = Failure(operation: "stop \(unitName)", reason: Self.text(error))
+            failure.code = -result
+            throw failure
+        }
     }
 
     private static func text(_ error: [CChar]) -> String {
