@@ -78,26 +78,10 @@ struct SwiftContractTests {
     /// Suspends until `context` has expired (its expiration callbacks ran) or `limit` has passed,
     /// whichever comes first, ignoring cancellation like a handler that does not watch its task.
     static func waitForExpiry(of context: FetchContext, limit: Duration) async {
-        let waiter = Mutex<(continuation: CheckedContinuation<Void, Never>?, done: Bool)>((nil, false))
-        let wake: @Sendable () -> Void = {
-            let continuation = waiter.withLock { state -> CheckedContinuation<Void, Never>? in
-                guard !state.done else { return nil }
-                state.done = true
-                defer { state.continuation = nil }
-                return state.continuation
-            }
-            continuation?.resume()
-        }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now = waiter.withLock { state -> Bool in
-                if state.done { return true }
-                state.continuation = continuation
-                return false
-            }
-            if now { continuation.resume() }
-            context.onExpiration(wake)
-            DispatchQueue.global().asyncAfter(deadline: .now() + limit.inSeconds, execute: wake)
-        }
+        let signal = InlineRunnerTests.StopSignal()
+        context.onExpiration { signal.fire() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + limit.inSeconds) { signal.fire() }
+        await signal.wait()
     }
 
     /// A completion from a handler still running past the deadline is ignored.
