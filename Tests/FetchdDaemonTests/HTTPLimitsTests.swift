@@ -66,7 +66,7 @@ struct HTTPLimitsTests {
         #expect(records.count == 10 && records.allSatisfy { $0.result == "newData" }, "\(records)")
         let slow = records.filter { $0.handler.hasPrefix("slow") }
         let fast = records.filter { $0.handler.hasPrefix("fast") }
-        // The slow host gets two slots at a time, so its last fetch starts about 1.5 s in; the
+        // The slow host gets two slots at a time, so its last fetch starts about 4.5 s in; the
         // fast host's fetches took the free slots at once instead of queueing behind it.
         let lastSlowStart = try #require(slow.map(\.startedAt).max())
         #expect(fast.allSatisfy { $0.finishedAt < lastSlowStart }, "\(records.map { ($0.handler, $0.startedAt, $0.finishedAt) })")

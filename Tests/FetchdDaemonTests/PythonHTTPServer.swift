@@ -50,7 +50,8 @@ final class PythonHTTPServer {
         """#
 
     /// For connection-limit tests: HTTP/1.1 with keep-alive, many threads. Routes:
-    /// - `/slow/NAME`, `/fast/NAME`: answer after 500 ms or at once;
+    /// - `/slow/NAME`, `/fast/NAME`: answer after 1.5 s (long enough for a loaded machine to
+    ///   start the others meanwhile) or at once;
     /// - `/stats`: JSON with, per Host header, the most requests it had in flight at once
     ///   (`max_active`), and the connections accepted in all (`connections`).
     static let counting = #"""
@@ -75,7 +76,7 @@ final class PythonHTTPServer {
                 with lock:
                     active[host] = active.get(host, 0) + 1
                     peak[host] = max(peak.get(host, 0), active[host])
-                if self.path.startswith("/slow/"): time.sleep(0.5)
+                if self.path.startswith("/slow/"): time.sleep(1.5)
                 with lock: active[host] -= 1
                 self.send(b"body of " + self.path.encode())
         class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
