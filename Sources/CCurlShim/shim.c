@@ -1,6 +1,6 @@
 #include "CCurlShim.h"
 
-#include <fcntl.h>
+#include <sys/socket.h>
 
 CURLcode fetchd_curl_setopt_long(CURL *handle, CURLoption option, long value) {
     return curl_easy_setopt(handle, option, value);
@@ -59,14 +59,14 @@ CURLcode fetchd_curl_msg_result(const CURLMsg *message) {
 /* libcurl (7.88) opens its sockets without SOCK_CLOEXEC; a process started by anything else
    in fetchd's process (a Swift handler's Process, a library) would inherit every connection
    open at that moment and hold it open after libcurl closed it. */
-static int fetchd_curl_close_on_exec(void *userdata, curl_socket_t fd, curlsocktype purpose) {
+// Opens libcurl's socket with SOCK_CLOEXEC: one atomic call, so no child started from another
+// thread between socket() and a later fcntl() can inherit it.
+static curl_socket_t fetchd_curl_open_cloexec_socket(void *userdata, curlsocktype purpose, struct curl_sockaddr *address) {
     (void)userdata;
     (void)purpose;
-    int flags = fcntl(fd, F_GETFD);
-    if (flags < 0 || fcntl(fd, F_SETFD, flags | FD_CLOEXEC) < 0) return CURL_SOCKOPT_ERROR;
-    return CURL_SOCKOPT_OK;
+    return socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
 }
 
 CURLcode fetchd_curl_set_close_on_exec_sockets(CURL *handle) {
-    return curl_easy_setopt(handle, CURLOPT_SOCKOPTFUNCTION, fetchd_curl_close_on_exec);
+    return curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, fetchd_curl_open_cloexec_socket);
 }

@@ -97,7 +97,7 @@ extension SnapshotStore {
             batch.forEach { removeTree(incomingPath($0)) }
             return BatchOutcome(results: results.map { _ in .failure(failure) })
         }
-        for (index, pending) in batch.enumerated() where (try? results[index].get()) != nil {
+        for (index, pending) in batch.enumerated() {
             do throws(DurableFile.Failure) {
                 try publish(pending)
             } catch {
@@ -137,7 +137,8 @@ extension SnapshotStore {
         }
     }
 
-    private func versionsDirectory(of handler: String) -> String { "\(directory(of: handler))/versions" }
+    /// `<handler>/versions`, where published versions (and hidden ones being assembled) live.
+    func versionsDirectory(of handler: String) -> String { "\(directory(of: handler))/versions" }
 
     private func incomingPath(_ pending: PendingVersion) -> String {
         "\(versionsDirectory(of: pending.handler))/.incoming-\(pending.metadata.version)"

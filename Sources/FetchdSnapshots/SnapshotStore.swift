@@ -76,7 +76,7 @@ public final class SnapshotStore: Sendable {
             // and `versions`, so that a commit makes only its own version's folder (it still
             // makes `versions` again if it has gone).
             try DurableFile.makeDirectory(directory(of: handler))
-            try DurableFile.makeDirectory("\(directory(of: handler))/versions")
+            try DurableFile.makeDirectory(versionsDirectory(of: handler))
             handlersSeen.withLock { _ = $0.insert(handler) }
         }
         try DurableFile.makeDirectory(staging, mode: 0o700)

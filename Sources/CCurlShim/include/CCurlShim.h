@@ -28,8 +28,8 @@ CURLcode fetchd_curl_set_header_callback(CURL *handle, fetchd_curl_data_callback
 /// Installs the progress (CURLOPT_XFERINFOFUNCTION) callback and enables progress reporting.
 CURLcode fetchd_curl_set_progress_callback(CURL *handle, fetchd_curl_progress_callback callback);
 
-/// Marks every socket the handle opens close-on-exec (CURLOPT_SOCKOPTFUNCTION): libcurl opens
-/// them without SOCK_CLOEXEC, so a child started meanwhile would inherit its connections.
+/// Opens every socket of the handle with SOCK_CLOEXEC (CURLOPT_OPENSOCKETFUNCTION): libcurl
+/// opens them without it, so a child started meanwhile would inherit its connections.
 CURLcode fetchd_curl_set_close_on_exec_sockets(CURL *handle);
 
 /// Reads a long-valued info (CURLINFO_RESPONSE_CODE, ...).
