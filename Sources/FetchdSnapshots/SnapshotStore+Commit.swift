@@ -8,8 +8,8 @@ extension SnapshotStore {
     /// A staged file checked, hashed and assembled as a hidden version folder (content and
     /// meta.json, not yet synced), ready to be published in the next batch.
     public struct PendingVersion: Sendable {
-        /// The staged file (`FETCHD_OUTPUT`); now the hidden folder's `content`.
-        public let stagedFile: String
+        /// The version folder as assembled, under `.staging` (the staged file is its `content`).
+        public let folder: String
         /// The handler it belongs to.
         public let handler: String
         /// Its complete metadata (version, size and digest filled in).
@@ -28,11 +28,11 @@ extension SnapshotStore {
         case pending(PendingVersion)
     }
 
-    /// Checks and hashes a staged file, names its version and assembles it under a hidden name
+    /// Checks and hashes a staged file, names its version and assembles its folder out of sight
     /// (step 1 of `commit(_:)`). Runs outside any batch (and off the coordinator), so hashing a
     /// large snapshot delays no one else, and fetches assemble their versions side by side
     /// instead of one after another on the commit queue. Nothing is visible to readers until the
-    /// batch publishes it; a crash before that leaves a hidden folder that recovery removes.
+    /// batch publishes it; a crash before that leaves a staging folder that the next start removes.
     ///
     /// `template` supplies everything but `version`, `bytes` and `sha256`, which are computed here,
     /// unless `knownDigest` gives them (a transfer hashed its file while downloading it; its size
@@ -68,24 +68,24 @@ extension SnapshotStore {
         metadata.sha256 = digest
         metadata.handler = handler
         let json = try metadata.encoded()
-        let pending = PendingVersion(stagedFile: stagedFile, handler: handler, metadata: metadata,
-                                     metadataBytes: json.count, retain: retain)
+        let folder: String
         do throws(DurableFile.Failure) {
-            try assemble(pending, metadataJSON: json, needsChmod: info.st_mode & 0o7777 != 0o644)
+            folder = try assemble(stagedFile, metadataJSON: json, handler: handler,
+                                  needsChmod: info.st_mode & 0o7777 != 0o644)
         } catch {
             discard(stagedFile: stagedFile)
-            removeTree(incomingPath(pending))
             throw error
         }
-        return .pending(pending)
+        return .pending(PendingVersion(folder: folder, handler: handler, metadata: metadata,
+                                       metadataBytes: json.count, retain: retain))
     }
 
     /// Publishes a batch of versions, each atomically, with two `syncfs` calls for the whole batch:
     ///
-    /// 1. each version was assembled under a hidden name by `prepare` (content renamed in,
-    ///    meta.json written);
+    /// 1. each version's folder was assembled under `.staging` by `prepare` (content written
+    ///    there by the fetch, meta.json beside it);
     /// 2. `syncfs`: every assembled file is on stable storage;
-    /// 3. each hidden folder is renamed into `versions/`, and `latest` swapped by a rename;
+    /// 3. each folder is renamed into its handler's `versions/`, and `latest` swapped by a rename;
     /// 4. `syncfs`: the renames are durable, so the results may be recorded.
     ///
     /// A crash anywhere leaves each handler at its old version or its new one: never a torn file
@@ -94,14 +94,14 @@ extension SnapshotStore {
         var results = batch.map { Result<SnapshotMetadata, DurableFile.Failure>.success($0.metadata) }
         guard !batch.isEmpty else { return BatchOutcome(results: results) }
         if let failure = syncFileSystem() {
-            batch.forEach { removeTree(incomingPath($0)) }
+            batch.forEach { removeTree($0.folder) }
             return BatchOutcome(results: results.map { _ in .failure(failure) })
         }
         for (index, pending) in batch.enumerated() {
             do throws(DurableFile.Failure) {
                 try publish(pending)
             } catch {
-                removeTree(incomingPath(pending))
+                removeTree(pending.folder)
                 results[index] = .failure(error)
             }
         }
@@ -137,37 +137,61 @@ extension SnapshotStore {
         }
     }
 
-    /// `<handler>/versions`, where published versions (and hidden ones being assembled) live.
+    /// `<handler>/versions`, where published versions live.
     func versionsDirectory(of handler: String) -> String { "\(directory(of: handler))/versions" }
 
-    private func incomingPath(_ pending: PendingVersion) -> String {
-        "\(versionsDirectory(of: pending.handler))/.incoming-\(pending.metadata.version)"
-    }
-
-    /// Step 1: the complete version under its hidden name (nothing synced yet).
-    private func assemble(_ pending: PendingVersion, metadataJSON: Data, needsChmod: Bool) throws(DurableFile.Failure) {
-        let incoming = incomingPath(pending)
-        // `versions` is made with the handler's folder (`stagingPath`); should it have gone,
-        // this mkdir fails with ENOENT and makes it.
-        try DurableFile.makeDirectory(incoming)
-        if needsChmod { chmod(pending.stagedFile, 0o644) }
-        try DurableFile.rename(pending.stagedFile, to: "\(incoming)/content")
-        // Written in place: the folder is hidden until step 3, and recovery removes it if a
-        // crash leaves it half done; the batch's first syncfs makes the file durable.
-        try DurableFile.writeNew(metadataJSON, to: "\(incoming)/meta.json")
+    /// Step 1: the complete version folder under `.staging` (nothing synced yet); returns it.
+    private func assemble(_ stagedFile: String, metadataJSON: Data, handler: String,
+                          needsChmod: Bool) throws(DurableFile.Failure) -> String {
+        let content: String
+        if stagingFolder(of: stagedFile) != nil {
+            content = stagedFile  // written in its future version folder: nothing to move
+        } else {
+            // A file from elsewhere (a transfer's download) gets a staging folder of its own.
+            content = try stagingPath(for: handler)
+            do throws(DurableFile.Failure) {
+                try DurableFile.rename(stagedFile, to: content)
+            } catch {
+                discard(stagedFile: content)
+                throw error
+            }
+        }
+        let folder = PathName.directory(of: content)
+        if needsChmod { chmod(content, 0o644) }
+        // Written in place: the folder is out of sight until step 3, and the next start removes
+        // it if a crash leaves it half done; the batch's first syncfs makes the file durable.
+        do throws(DurableFile.Failure) {
+            try DurableFile.writeNew(metadataJSON, to: "\(folder)/meta.json")
+        } catch {
+            removeTree(folder)
+            throw error
+        }
+        return folder
     }
 
     /// Step 3: the version appears under its real name and becomes `latest`.
     private func publish(_ pending: PendingVersion) throws(DurableFile.Failure) {
         let version = pending.metadata.version
-        let published = "\(versionsDirectory(of: pending.handler))/\(version)"
-        try DurableFile.rename(incomingPath(pending), to: published)
+        let versions = versionsDirectory(of: pending.handler)
+        let published = "\(versions)/\(version)"
+        let first = ledger.withLock { $0.versions[pending.handler]?.isEmpty ?? true }
+        if first {
+            // A handler's first version: its folder and `versions` are made here, once, rather
+            // than checked on every fetch.
+            try DurableFile.makeDirectory(directory(of: pending.handler))
+            try DurableFile.makeDirectory(versions)
+        }
+        if rename(pending.folder, published) != 0 {
+            // `versions` removed behind fetchd's back: made again.
+            guard errno == ENOENT else { throw DurableFile.Failure(operation: "rename", path: published, code: errno) }
+            try DurableFile.makeDirectory(versions)
+            try DurableFile.rename(pending.folder, to: published)
+        }
         do {
             let latest = "\(directory(of: pending.handler))/latest"
             // A handler's first version: there is no `latest` yet, so the link is made in place
             // (symlink(2) creates it whole or not at all) rather than made aside and renamed
             // over; if there is one after all (EEXIST), it is replaced as always.
-            let first = ledger.withLock { $0.versions[pending.handler]?.isEmpty ?? true }
             if !first || symlink("versions/\(version)", latest) != 0 {
                 try DurableFile.replaceSymlink(at: latest, target: "versions/\(version)", durably: false)
             }

@@ -12,17 +12,21 @@ import Synchronization
 /// <cache>/<handler>/latest -> versions/00000042-20261121T083012Z
 /// <cache>/<handler>/versions/00000042-20261121T083012Z/content
 /// <cache>/<handler>/versions/00000042-20261121T083012Z/meta.json
-/// <cache>/<handler>/.staging/            (work in progress, never read by others)
-/// <cache>/<handler>/.staging-user/       (the same, for a program running as another user)
+/// <cache>/.staging/<handler>.<unique>/content  (a fetch in progress: its future version
+///                                               folder, never read by others)
+/// <cache>/<handler>/.staging-user/       (where a program running as another user writes)
 /// <cache>/<handler>/.transfer/           (a background transfer's partial download; kept
 ///                                         across restarts, so it resumes)
 /// ```
 ///
-/// A version directory is assembled under a hidden name and renamed into `versions/` only
-/// when its content and metadata are complete and fsynced; `latest` is then swapped with a
-/// rename. A reader who opens `latest/content` therefore always sees a whole snapshot, even if
-/// fetchd is killed at any instant. Callers must not commit two snapshots of the same handler
-/// at once (the daemon runs each handler at most once at a time).
+/// A fetch writes its content into a folder of its own under `.staging`; once the content is
+/// complete, meta.json is written beside it, and after a `syncfs` the folder is renamed into
+/// `versions/` and `latest` swapped with a rename. A reader who opens `latest/content`
+/// therefore always sees a whole snapshot, even if fetchd is killed at any instant. Staging the
+/// version folder itself (not a file that is later moved into one) saves a fetch a `mkdir`
+/// and a `rename`, and one cache-wide `.staging` made at start saves each fetch another
+/// `mkdir`. Callers must not commit two snapshots of the same handler at once (the daemon runs
+/// each handler at most once at a time).
 ///
 /// Commits come in batches (`commit(_:)`): a wake that fetched a thousand handlers pays two
 /// `syncfs` calls, not five fsyncs per snapshot (see `SnapshotStore+Commit.swift`).
@@ -44,9 +48,8 @@ public final class SnapshotStore: Sendable {
     let ledger: Mutex<Ledger>
     /// The metadata of each handler's `latest`, as last read or written.
     let latestKnown = Mutex<[String: SnapshotMetadata]>([:])
-    /// Handlers whose folder this process has made or found (a hint for `stagingPath` only:
-    /// a folder removed behind fetchd's back is made again all the same).
-    private let handlersSeen = Mutex<Set<String>>([])
+    /// Where fetches in progress stage their version folders (`<cache>/.staging`, 0700).
+    public var stagingDirectory: String { "\(root)/.staging" }
 
     /// Opens (and creates) the cache at `root`, clearing debris left by an interrupted write.
     public init(root: String, maxTotalBytes: Int = Defaults.cacheMaxBytes) throws(DurableFile.Failure) {
@@ -54,9 +57,10 @@ public final class SnapshotStore: Sendable {
         self.maxTotalBytes = maxTotalBytes
         try DurableFile.makeDirectory(root)
         ledger = Mutex(Ledger())
-        let present = handlerNames()
-        for handler in present { recover(handler: handler) }
-        handlersSeen.withLock { $0 = Set(present) }
+        // Whatever is staged belongs to fetches of an earlier process: none will ever finish.
+        removeTree("\(root)/.staging")
+        try DurableFile.makeDirectory(stagingDirectory, mode: 0o700)
+        for handler in handlerNames() { recover(handler: handler) }
         ledger.withLock { $0 = scanLedger() }
     }
 
@@ -66,21 +70,31 @@ public final class SnapshotStore: Sendable {
     /// The stable path of the newest snapshot's content.
     public func latestContentPath(of handler: String) -> String { "\(directory(of: handler))/latest/content" }
 
-    /// A fresh path where a handler writes its next snapshot (`FETCHD_OUTPUT`). It is on the same
-    /// file system as the cache so committing it is a rename, not a copy.
+    /// A fresh path where a handler writes its next snapshot (`FETCHD_OUTPUT`):
+    /// `<cache>/.staging/<handler>.<unique>/content`, in a new folder that becomes the version
+    /// folder if the fetch brings new data (so committing it is a rename, on the cache's file
+    /// system). `discard(stagedFile:)` removes it and its folder.
     public func stagingPath(for handler: String) throws(DurableFile.Failure) -> String {
-        let staging = "\(directory(of: handler))/.staging"
-        if !handlersSeen.withLock({ $0.contains(handler) }) {
-            // A handler new to this process: its folder first, which spares a new handler's
-            // first fetch a failed mkdir of `.staging` (the usual case then costs one mkdir),
-            // and `versions`, so that a commit makes only its own version's folder (it still
-            // makes `versions` again if it has gone).
-            try DurableFile.makeDirectory(directory(of: handler))
-            try DurableFile.makeDirectory(versionsDirectory(of: handler))
-            handlersSeen.withLock { _ = $0.insert(handler) }
+        let folder = "\(stagingDirectory)/\(handler).\(DurableFile.uniqueSuffix())"
+        if mkdir(folder, 0o755) != 0 {
+            // `.staging` is made at start; made again (0700) if it has gone since.
+            guard errno == ENOENT else { throw DurableFile.Failure(operation: "mkdir", path: folder, code: errno) }
+            try DurableFile.makeDirectory(stagingDirectory, mode: 0o700)
+            try DurableFile.makeDirectory(folder)
         }
-        try DurableFile.makeDirectory(staging, mode: 0o700)
-        return "\(staging)/\(DurableFile.uniqueSuffix())"
+        return "\(folder)/\(Self.contentName)"
+    }
+
+    /// The name of a version's content file.
+    static let contentName = "content"
+
+    /// The staging folder `stagedFile` was given in by `stagingPath(for:)`, or nil when it is
+    /// a file from elsewhere (a background transfer's download).
+    func stagingFolder(of stagedFile: String) -> String? {
+        let folder = PathName.directory(of: stagedFile)
+        guard PathName.lastComponent(of: stagedFile) == Self.contentName,
+              PathName.directory(of: folder) == stagingDirectory else { return nil }
+        return folder
     }
 
     /// For a handler whose program runs as another user (`user = "NAME"`): a fresh path where
@@ -112,8 +126,12 @@ public final class SnapshotStore: Sendable {
         return directory
     }
 
-    /// Removes a staged file that will not be committed (failed or expired fetch).
-    public func discard(stagedFile: String) { unlink(stagedFile) }
+    /// Removes a staged file that will not be committed (failed or expired fetch), with its
+    /// staging folder (and whatever a program left in it beside its output).
+    public func discard(stagedFile: String) {
+        unlink(stagedFile)
+        if let folder = stagingFolder(of: stagedFile), rmdir(folder) != 0, errno == ENOTEMPTY { removeTree(folder) }
+    }
 
     /// The newest snapshot's metadata, or nil when the handler has none.
     ///
@@ -160,7 +178,7 @@ public final class SnapshotStore: Sendable {
     /// complete version (a crash between the version rename and the link swap leaves it one behind).
     public func recover(handler: String) {
         let handlerDirectory = directory(of: handler)
-        removeTree("\(handlerDirectory)/.staging")
+        removeTree("\(handlerDirectory)/.staging")  // where fetches staged before 2026-11-26
         removeTree("\(handlerDirectory)/.staging-user")
         let versionsDirectory = "\(handlerDirectory)/versions"
         for name in (try? FileManager.default.contentsOfDirectory(atPath: versionsDirectory)) ?? [] where name.hasPrefix(".") {

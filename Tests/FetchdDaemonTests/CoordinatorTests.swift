@@ -79,7 +79,7 @@ struct CoordinatorTests {
         #expect(await coordinator.fetch("flaky", trigger: .manual)?.result == "expired")
         let latest = try String(contentsOfFile: directory.file("cache/flaky/latest/content"), encoding: .utf8)
         #expect(latest == "partial-good\n")
-        let staging = (try? FileManager.default.contentsOfDirectory(atPath: directory.file("cache/flaky/.staging"))) ?? []
+        let staging = (try? FileManager.default.contentsOfDirectory(atPath: directory.file("cache/.staging"))) ?? []
         #expect(staging.isEmpty, "failed fetches left staged files: \(staging)")
         let history = await coordinator.history(of: "flaky", limit: 10)?.map(\.result)
         #expect(history == ["expired", "failed", "newData"])

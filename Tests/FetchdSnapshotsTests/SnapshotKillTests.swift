@@ -55,7 +55,7 @@ struct SnapshotKillTests {
         let debris = try FileManager.default.contentsOfDirectory(atPath: handlerDirectory + "/versions")
             .filter { $0.hasPrefix(".") }
         #expect(debris.isEmpty, "recovery left \(debris)")
-        #expect(!FileManager.default.fileExists(atPath: handlerDirectory + "/.staging"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.stagingDirectory).isEmpty)
         #expect(store.currentVersion(of: "news") == store.versionNames(of: "news").last)
     }
 }

@@ -17,10 +17,11 @@ extension SnapshotStoreTests {
         let store = try SnapshotStore(root: directory.path)
         let staged = try stage(store, "news", "hello")
         let version = try pending(try store.prepare(stagedFile: staged, handler: "news", template: template("news"), retain: 3))
-        let hidden = directory.file("news/versions/.incoming-\(version.metadata.version)")
+        // Assembled where it was staged: the fetch's own folder under `.staging`.
+        let hidden = version.folder
+        #expect(hidden.hasPrefix(directory.file(".staging/news.")) && staged == "\(hidden)/content")
         #expect(try String(contentsOfFile: "\(hidden)/content", encoding: .utf8) == "hello")
         #expect(FileManager.default.fileExists(atPath: "\(hidden)/meta.json"))
-        #expect(!FileManager.default.fileExists(atPath: staged))
         #expect(store.currentVersion(of: "news") == nil && store.versionNames(of: "news").isEmpty)
         let outcome = store.commit([version])
         #expect(try outcome.results[0].get().version == version.metadata.version)
@@ -36,6 +37,7 @@ extension SnapshotStoreTests {
         let staged = try stage(store, "news", "fresh")
         // A `latest` that names nothing (its versions deleted behind fetchd's back): the first
         // version's link cannot be made in place and must replace it.
+        try FileManager.default.createDirectory(atPath: directory.file("news"), withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: directory.file("news/latest"), withDestinationPath: "versions/gone")
         let outcome = try store.commit(stagedFile: staged, handler: "news", template: template("news"), retain: 3)
         guard case .written(let metadata) = outcome else { Issue.record("expected a write, got \(outcome)"); return }

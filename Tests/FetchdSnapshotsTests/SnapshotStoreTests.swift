@@ -85,6 +85,24 @@ struct SnapshotStoreTests {
         #expect(total <= 3, "eviction kept \(total) versions over a 3000-byte cap")
     }
 
+    /// A fetch that brings nothing to publish leaves no staging folder, even when its program
+    /// left other files beside its output; a first version makes its handler's folders.
+    @Test func discardRemovesTheStagingFolder() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SnapshotStore(root: directory.path)
+        let failed = try stage(store, "news", "half")
+        try Data("tmp".utf8).write(to: URL(fileURLWithPath: failed + ".part"))
+        store.discard(stagedFile: failed)
+        let empty = try stage(store, "news", "")
+        unlink(empty)  // a fetch that wrote nothing (304)
+        store.discard(stagedFile: empty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.stagingDirectory).isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: store.directory(of: "news")))
+        _ = try store.commit(stagedFile: try stage(store, "news", "one"), handler: "news", template: template("news"), retain: 3)
+        #expect(try String(contentsOfFile: store.latestContentPath(of: "news"), encoding: .utf8) == "one")
+    }
+
     @Test func recoveryClearsDebrisAndRepointsLatest() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -95,12 +113,17 @@ struct SnapshotStoreTests {
         // Simulate crashes: a link swap that never happened, a half-built version, a staged file.
         try FileManager.default.removeItem(atPath: directory.file("news/latest"))
         try FileManager.default.createSymbolicLink(atPath: directory.file("news/latest"), withDestinationPath: "versions/\(names[0])")
+        // (`.incoming-x` and `news/.staging` are where earlier releases assembled and staged.)
         try FileManager.default.createDirectory(atPath: directory.file("news/versions/.incoming-x"), withIntermediateDirectories: true)
-        _ = try stage(store, "news", "partial")
+        try FileManager.default.createDirectory(atPath: directory.file("news/.staging"), withIntermediateDirectories: true)
+        let partial = try stage(store, "news", "partial")
         store = try SnapshotStore(root: directory.path)
         #expect(store.currentVersion(of: "news") == names[1])
         #expect(!FileManager.default.fileExists(atPath: directory.file("news/versions/.incoming-x")))
         #expect(!FileManager.default.fileExists(atPath: directory.file("news/.staging")))
+        #expect(!FileManager.default.fileExists(atPath: partial))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.stagingDirectory).isEmpty)
+        #expect(store.handlerNames() == ["news"])
     }
 }
 

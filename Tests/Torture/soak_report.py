@@ -39,13 +39,14 @@ def file_size(path):
 def cache_figures(root):
     """Bytes and files in the cache, staging files, and the most versions any handler holds."""
     total = files = staging = most_versions = 0
+    # Fetches in progress stage their version folders in <cache>/.staging (none at exit).
+    staging = len(os.listdir(f"{root}/.staging")) if os.path.isdir(f"{root}/.staging") else 0
     for handler in os.listdir(root):
         folder = f"{root}/{handler}"
-        if not os.path.isdir(folder):
+        if handler.startswith(".") or not os.path.isdir(folder):
             continue
         versions = os.listdir(f"{folder}/versions") if os.path.isdir(f"{folder}/versions") else []
         most_versions = max(most_versions, len(versions))
-        staging += len(os.listdir(f"{folder}/.staging")) if os.path.isdir(f"{folder}/.staging") else 0
         for directory, _, names in os.walk(folder):
             for name in names:
                 files += 1
