@@ -34,7 +34,10 @@ extension FetchCoordinator {
             return item(.failed(reason: reason), notBefore: notBefore)
         case .newData(let contentType, let details):
             var info = stat()
-            guard lstat(outputPath, &info) == 0 else { return item(.failed(reason: "reported newData but wrote no snapshot")) }
+            guard lstat(outputPath, &info) == 0 else {
+                snapshots.discard(stagedFile: outputPath)  // its staging folder
+                return item(.failed(reason: "reported newData but wrote no snapshot"))
+            }
             guard Int(info.st_size) <= handler.maxBytes else {
                 snapshots.discard(stagedFile: outputPath)
                 return item(.failed(reason: "too large: the snapshot is \(info.st_size) bytes, over max_bytes (\(handler.maxBytes))"))

@@ -222,8 +222,11 @@ public actor FetchCoordinator {
         let outputPath: String
         var userOutputPath: String?
         do throws(DurableFile.Failure) {
-            outputPath = try snapshots.stagingPath(for: handler.name)
             if let user = handler.user { userOutputPath = try snapshots.userStagingPath(for: handler.name, user: user) }
+            // An http body is written by fetchd in its future version folder; a program's
+            // output is moved into one (it might leave other files beside it).
+            outputPath = handler.kind == .http ? try snapshots.versionStagingPath(for: handler.name)
+                : snapshots.stagingPath(for: handler.name)
         } catch {
             slots.release(key: key)
             return Self.item(handler, trigger: trigger, startedAt: startedAt,

@@ -68,7 +68,7 @@ public enum DurableFile {
     }
 
     /// Creates `path`, which must not exist, and writes `data` to it, in place: only for a file
-    /// no reader can see yet (inside a hidden folder that is renamed into view once complete).
+    /// no reader can see yet (inside a staging folder that is renamed into view once complete).
     /// A failure removes the file. `durably` fsyncs it.
     public static func writeNew(_ data: Data, to path: String, mode: mode_t = 0o644, durably: Bool = false) throws(Failure) {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)

@@ -5,8 +5,8 @@ import FetchdCore
 import Foundation
 
 extension SnapshotStore {
-    /// A staged file checked, hashed and assembled as a hidden version folder (content and
-    /// meta.json, not yet synced), ready to be published in the next batch.
+    /// A staged file checked, hashed and assembled as a version folder under `.staging`
+    /// (content and meta.json, not yet synced), ready to be published in the next batch.
     public struct PendingVersion: Sendable {
         /// The version folder as assembled, under `.staging` (the staged file is its `content`).
         public let folder: String
@@ -83,7 +83,7 @@ extension SnapshotStore {
     /// Publishes a batch of versions, each atomically, with two `syncfs` calls for the whole batch:
     ///
     /// 1. each version's folder was assembled under `.staging` by `prepare` (content written
-    ///    there by the fetch, meta.json beside it);
+    ///    there by an http fetch or moved in, meta.json beside it);
     /// 2. `syncfs`: every assembled file is on stable storage;
     /// 3. each folder is renamed into its handler's `versions/`, and `latest` swapped by a rename;
     /// 4. `syncfs`: the renames are durable, so the results may be recorded.
@@ -147,8 +147,8 @@ extension SnapshotStore {
         if stagingFolder(of: stagedFile) != nil {
             content = stagedFile  // written in its future version folder: nothing to move
         } else {
-            // A file from elsewhere (a transfer's download) gets a staging folder of its own.
-            content = try stagingPath(for: handler)
+            // A program's output or a transfer's download gets a staging folder of its own.
+            content = try versionStagingPath(for: handler)
             do throws(DurableFile.Failure) {
                 try DurableFile.rename(stagedFile, to: content)
             } catch {

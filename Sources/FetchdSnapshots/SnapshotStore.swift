@@ -12,16 +12,19 @@ import Synchronization
 /// <cache>/<handler>/latest -> versions/00000042-20261121T083012Z
 /// <cache>/<handler>/versions/00000042-20261121T083012Z/content
 /// <cache>/<handler>/versions/00000042-20261121T083012Z/meta.json
-/// <cache>/.staging/<handler>.<unique>/content  (a fetch in progress: its future version
-///                                               folder, never read by others)
+/// <cache>/.staging/<handler>.<unique>/content  (an http fetch in progress: its future
+///                                               version folder, never read by others)
+/// <cache>/.staging/<handler>.<unique>          (what a program writes, FETCHD_OUTPUT)
 /// <cache>/<handler>/.staging-user/       (where a program running as another user writes)
 /// <cache>/<handler>/.transfer/           (a background transfer's partial download; kept
 ///                                         across restarts, so it resumes)
 /// ```
 ///
-/// A fetch writes its content into a folder of its own under `.staging`; once the content is
-/// complete, meta.json is written beside it, and after a `syncfs` the folder is renamed into
-/// `versions/` and `latest` swapped with a rename. A reader who opens `latest/content`
+/// An http fetch writes its content into a folder of its own under `.staging`; once the
+/// content is complete, meta.json is written beside it, and after a `syncfs` the folder is
+/// renamed into `versions/` and `latest` swapped with a rename. What a program wrote (or a
+/// transfer downloaded) is first moved into such a folder: a program might leave other files
+/// beside its output, which must not be published. A reader who opens `latest/content`
 /// therefore always sees a whole snapshot, even if fetchd is killed at any instant. Staging the
 /// version folder itself (not a file that is later moved into one) saves a fetch a `mkdir`
 /// and a `rename`, and one cache-wide `.staging` made at start saves each fetch another
@@ -70,12 +73,20 @@ public final class SnapshotStore: Sendable {
     /// The stable path of the newest snapshot's content.
     public func latestContentPath(of handler: String) -> String { "\(directory(of: handler))/latest/content" }
 
-    /// A fresh path where a handler writes its next snapshot (`FETCHD_OUTPUT`):
+    /// A fresh path where a program writes its next snapshot (`FETCHD_OUTPUT`):
+    /// `<cache>/.staging/<handler>.<unique>`, on the cache's file system so that committing it
+    /// is a rename. Nothing is created.
+    public func stagingPath(for handler: String) -> String {
+        "\(stagingDirectory)/\(handler).\(DurableFile.uniqueSuffix())"
+    }
+
+    /// A fresh path for content fetchd writes itself (an http body):
     /// `<cache>/.staging/<handler>.<unique>/content`, in a new folder that becomes the version
-    /// folder if the fetch brings new data (so committing it is a rename, on the cache's file
-    /// system). `discard(stagedFile:)` removes it and its folder.
-    public func stagingPath(for handler: String) throws(DurableFile.Failure) -> String {
-        let folder = "\(stagingDirectory)/\(handler).\(DurableFile.uniqueSuffix())"
+    /// folder if the fetch brings new data. This saves each fetch a `mkdir` and a `rename`
+    /// over `stagingPath(for:)`; it is not for programs, whose other files in the folder would
+    /// be published with it. `discard(stagedFile:)` removes the file and its folder.
+    public func versionStagingPath(for handler: String) throws(DurableFile.Failure) -> String {
+        let folder = stagingPath(for: handler)
         if mkdir(folder, 0o755) != 0 {
             // `.staging` is made at start; made again (0700) if it has gone since.
             guard errno == ENOENT else { throw DurableFile.Failure(operation: "mkdir", path: folder, code: errno) }
@@ -88,8 +99,8 @@ public final class SnapshotStore: Sendable {
     /// The name of a version's content file.
     static let contentName = "content"
 
-    /// The staging folder `stagedFile` was given in by `stagingPath(for:)`, or nil when it is
-    /// a file from elsewhere (a background transfer's download).
+    /// The staging folder `stagedFile` was given in by `versionStagingPath(for:)`, or nil when
+    /// it is a file from elsewhere (a program's output, a background transfer's download).
     func stagingFolder(of stagedFile: String) -> String? {
         let folder = PathName.directory(of: stagedFile)
         guard PathName.lastComponent(of: stagedFile) == Self.contentName,
@@ -178,7 +189,7 @@ public final class SnapshotStore: Sendable {
     /// complete version (a crash between the version rename and the link swap leaves it one behind).
     public func recover(handler: String) {
         let handlerDirectory = directory(of: handler)
-        removeTree("\(handlerDirectory)/.staging")  // where fetches staged before 2026-11-26
+        removeTree("\(handlerDirectory)/.staging")  // where fetches staged before 812bd28
         removeTree("\(handlerDirectory)/.staging-user")
         let versionsDirectory = "\(handlerDirectory)/versions"
         for name in (try? FileManager.default.contentsOfDirectory(atPath: versionsDirectory)) ?? [] where name.hasPrefix(".") {

@@ -47,18 +47,42 @@ extension SnapshotStoreTests {
         #expect(leftovers.isEmpty)
     }
 
-    @Test func aVersionsFolderRemovedBehindTheStoresBackIsMadeAgain() throws {
+    /// `versions` (or the whole handler folder) removed while the store runs: the store still
+    /// believes it has versions, and the publish makes the folders again (a restarted store,
+    /// which has none, makes them as for a first version).
+    @Test(arguments: ["news/versions", "news"])
+    func aFolderRemovedBehindTheStoresBackIsMadeAgain(removed: String) throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try SnapshotStore(root: directory.path)
         _ = try store.commit(stagedFile: try stage(store, "news", "one"), handler: "news", template: template("news"), retain: 3)
-        try FileManager.default.removeItem(atPath: directory.file("news/versions"))
-        try FileManager.default.removeItem(atPath: directory.file("news/latest"))
-        let restarted = try SnapshotStore(root: directory.path)
-        let outcome = try restarted.commit(stagedFile: try stage(restarted, "news", "two"), handler: "news",
-                                           template: template("news"), retain: 3)
+        try FileManager.default.removeItem(atPath: directory.file(removed))
+        try? FileManager.default.removeItem(atPath: directory.file("news/latest"))
+        let outcome = try store.commit(stagedFile: try stage(store, "news", "two"), handler: "news",
+                                       template: template("news"), retain: 3)
         guard case .written = outcome else { Issue.record("expected a write, got \(outcome)"); return }
-        #expect(try String(contentsOfFile: restarted.latestContentPath(of: "news"), encoding: .utf8) == "two")
+        #expect(try String(contentsOfFile: store.latestContentPath(of: "news"), encoding: .utf8) == "two")
+        try FileManager.default.removeItem(atPath: directory.file(removed))
+        let restarted = try SnapshotStore(root: directory.path)
+        _ = try restarted.commit(stagedFile: try stage(restarted, "news", "three"), handler: "news",
+                                 template: template("news"), retain: 3)
+        #expect(try String(contentsOfFile: restarted.latestContentPath(of: "news"), encoding: .utf8) == "three")
+    }
+
+    /// What a program wrote (a file in `.staging`, not a version folder) is moved into a folder
+    /// of its own: other files the program left beside it are not published.
+    @Test func aProgramsOutputIsPublishedWithoutItsNeighbours() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SnapshotStore(root: directory.path)
+        let output = store.stagingPath(for: "news")
+        try Data("body".utf8).write(to: URL(fileURLWithPath: output))
+        try Data("junk".utf8).write(to: URL(fileURLWithPath: output + ".tmp"))
+        let outcome = try store.commit(stagedFile: output, handler: "news", template: template("news"), retain: 3)
+        guard case .written(let metadata) = outcome else { Issue.record("expected a write, got \(outcome)"); return }
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.file("news/versions/\(metadata.version)"))
+        #expect(files.sorted() == ["content", "meta.json"])
+        #expect(try String(contentsOfFile: store.latestContentPath(of: "news"), encoding: .utf8) == "body")
     }
 
     @Test func theVersionReadAtTheStartOfAFetchDecidesWhatIsUnchanged() throws {

@@ -7,7 +7,7 @@ import Testing
 struct SnapshotStoreTests {
     /// Writes `text` at `handler`'s staging path, as a handler would (also for the batch tests).
     func stage(_ store: SnapshotStore, _ handler: String, _ text: String) throws -> String {
-        let path = try store.stagingPath(for: handler)
+        let path = try store.versionStagingPath(for: handler)
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
         return path
     }
@@ -134,7 +134,7 @@ struct SnapshotStorePublishingTests {
         defer { directory.remove() }
         let store = try SnapshotStore(root: directory.file("cache"))
         let secret = try directory.write("secret", to: "secret.txt")
-        let staged = try store.stagingPath(for: "news")
+        let staged = store.stagingPath(for: "news")
         try FileManager.default.createSymbolicLink(atPath: staged, withDestinationPath: secret)
         let template = SnapshotMetadata(handler: "news", fetchedAt: Date(), durationMilliseconds: 1, trigger: "timer")
         #expect(throws: DurableFile.Failure.self) {
@@ -153,7 +153,7 @@ struct SnapshotStorePublishingTests {
         let store = try SnapshotStore(root: directory.file("cache"))
         let secret = try directory.write("secret", to: "secret.txt")
         chmod(secret, 0o600)
-        let staged = try store.stagingPath(for: "news")
+        let staged = store.stagingPath(for: "news")
         #expect(link(secret, staged) == 0)
         let template = SnapshotMetadata(handler: "news", fetchedAt: Date(), durationMilliseconds: 1, trigger: "timer")
         #expect(throws: DurableFile.Failure.self) {

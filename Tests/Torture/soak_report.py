@@ -18,8 +18,10 @@ FD_SLACK, SOCKET_BOUND = 4, 32 + 8
 DB_BOUND_FRACTION, DB_BOUND_BYTES, DB_BYTES_PER_ROW = 0.02, 512 * 1024, 128
 CONTENT_BOUND_BYTES = 64 * 1024
 CPU_RATIO_BOUND, RATE_RATIO_FLOOR = 1.3, 0.75
-# Every fetch in flight may hold one staging file (exec slots + http transfers), and no more.
-STAGING_BOUND = 4 + 32
+# Every fetch in flight may hold one staging file or folder (exec slots + http transfers), and
+# so may each fetch whose new version waits in <cache>/.staging for its commit batch (its slot
+# is already free; a batch takes what has come, 32 or more): room for two batches.
+STAGING_BOUND = 4 + 32 + 64
 # The bounds, as the JSON output states them.
 BOUNDS = {"rss": f"+max({RSS_BOUND_FRACTION:.0%}, {RSS_BOUND_KIB} KiB)",
           "fds": f"median of non-socket fds +{FD_SLACK}; sockets at most {SOCKET_BOUND}",
