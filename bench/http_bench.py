@@ -133,7 +133,7 @@ def main():
                 "fetchd_peak_rss_mib": max(r["peak_rss_mib"] for r in fetchd),
                 "curl_wall_s": med(curl, "wall_s"), "curl_cpu_s": med(curl, "cpu_s"),
                 # CPU by thread of each run (fetchd --once's `threads:` line): the HTTP driver is
-                # one thread, so its share is what bounds the wake's wall time.
+                # one thread, so its time is a floor under the wake's wall time.
                 "fetchd_threads": [r["threads"] for r in fetchd],
             }
             row["wall_ratio"] = row["fetchd_wake_wall_s"] / row["curl_wall_s"]

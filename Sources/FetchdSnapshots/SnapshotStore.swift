@@ -61,7 +61,7 @@ public final class SnapshotStore: Sendable {
         try DurableFile.makeDirectory(root)
         ledger = Mutex(Ledger())
         // Whatever is staged belongs to fetches of an earlier process: none will ever finish.
-        removeTree("\(root)/.staging")
+        removeTree(stagingDirectory)
         try DurableFile.makeDirectory(stagingDirectory, mode: 0o700)
         for handler in handlerNames() { recover(handler: handler) }
         ledger.withLock { $0 = scanLedger() }

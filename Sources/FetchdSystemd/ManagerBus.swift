@@ -49,11 +49,7 @@ public final class ManagerBus {
         let result = fetchd_bus_start_transient_timer(
             bus, timerName, description, Self.calendarSpec(date), accuracyMicroseconds,
             &error, error.count)
-        guard result >= 0 else {
-            var failure = Failure(operation: "start \(timerName)", reason: Self.text(error))
-            failure.code = -result
-            throw failure
-        }
+        guard result >= 0 else { throw Self.failure("start \(timerName)", result: result, error: error) }
     }
 
     /// Stops `unitName` (an unknown unit is not an error). The manager answers once the stop
@@ -61,15 +57,15 @@ public final class ManagerBus {
     public func stopUnit(_ unitName: String) throws(Failure) {
         var error = [CChar](repeating: 0, count: 512)
         let result = fetchd_bus_stop_unit(bus, unitName, &error, error.count)
-        guard result >= 0 else {
-            var failure = Failure(operation: "stop \(unitName)", reason: Self.text(error))
-            failure.code = -result
-            throw failure
-        }
+        guard result >= 0 else { throw Self.failure("stop \(unitName)", result: result, error: error) }
     }
 
-    private static func text(_ error: [CChar]) -> String {
-        String(decoding: error.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    /// A shim call's failure: its negative errno `result` and the text it copied into `error`.
+    private static func failure(_ operation: String, result: Int32, error: [CChar]) -> Failure {
+        var failure = Failure(operation: operation,
+                              reason: String(decoding: error.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        failure.code = -result
+        return failure
     }
 
     /// A systemd calendar spec for one moment, in UTC: `2026-11-21 08:50:00 UTC`. Rounded up to

@@ -12,8 +12,9 @@ RSS_BOUND_FRACTION, RSS_BOUND_KIB = 0.10, 4096
 # span may exceed the early span's by this many. The lowest, not the highest: a leak raises every
 # window, while a burst of fetches (each holds its output file, more so since fetches create their
 # files and assemble their versions themselves) raises one; a 2-minute run's span is two windows,
-# and one busy window (median 30 against 24, the next 24 again) failed it. Sockets: libcurl keeps up to http_max_transfers (32) connections,
-# plus fetchctl's connections, the listening socket and the journal's.
+# and one busy window (median 30 against 24, the next 24 again) failed it. Sockets: libcurl keeps
+# up to http_max_transfers (32) connections, plus fetchctl's connections, the listening socket
+# and the journal's.
 FD_SLACK, SOCKET_BOUND = 4, 32 + 8
 DB_BOUND_FRACTION, DB_BOUND_BYTES, DB_BYTES_PER_ROW = 0.02, 512 * 1024, 128
 CONTENT_BOUND_BYTES = 64 * 1024
