@@ -51,14 +51,18 @@ public final class SnapshotStore: Sendable {
     let ledger: Mutex<Ledger>
     /// The metadata of each handler's `latest`, as last read or written.
     let latestKnown = Mutex<[String: SnapshotMetadata]>([:])
+    /// This process's hold on the cache: no other fetchd clears `.staging` under its fetches.
+    private let lock: CacheLock
     /// Where fetches in progress stage their version folders (`<cache>/.staging`, 0700).
     public var stagingDirectory: String { "\(root)/.staging" }
 
     /// Opens (and creates) the cache at `root`, clearing debris left by an interrupted write.
+    /// Throws if another process has the cache open (see `CacheLock`).
     public init(root: String, maxTotalBytes: Int = Defaults.cacheMaxBytes) throws(DurableFile.Failure) {
         self.root = root
         self.maxTotalBytes = maxTotalBytes
         try DurableFile.makeDirectory(root)
+        lock = try CacheLock(directory: root)
         ledger = Mutex(Ledger())
         // Whatever is staged belongs to fetches of an earlier process: none will ever finish.
         removeTree(stagingDirectory)

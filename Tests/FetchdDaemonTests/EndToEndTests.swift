@@ -72,6 +72,13 @@ struct EndToEndTests {
         #expect(history.map(\.result) == ["noData", "newData"])
         #expect(history.allSatisfy { $0.trigger == "manual" })
 
+        // A one-shot run on the running daemon's cache is refused, naming the daemon (opening the
+        // cache would clear the staging folder of the daemon's fetches), and the daemon goes on.
+        let concurrent = try DaemonProcess.run(TestBinaries.path(of: "fetchd"), ["--config", daemon.configPath, "--once"])
+        #expect(concurrent.status != 0, "\(concurrent.output)")
+        #expect(concurrent.output.contains("another fetchd, pid \(daemon.process.processIdentifier),"), "\(concurrent.output)")
+        #expect(try await daemon.fetchctlWithoutBlocking(["status"]).status == 0)
+
         // SIGTERM: a clean exit with status 0; a restart keeps the history.
         let stopped = daemon.stopAndReadLog()
         #expect(stopped.status == 0, "\(stopped.log)")

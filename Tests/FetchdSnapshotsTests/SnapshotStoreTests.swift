@@ -106,24 +106,46 @@ struct SnapshotStoreTests {
     @Test func recoveryClearsDebrisAndRepointsLatest() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        var store = try SnapshotStore(root: directory.path)
-        _ = try store.commit(stagedFile: try stage(store, "news", "one"), handler: "news", template: template("news"), retain: 5)
-        _ = try store.commit(stagedFile: try stage(store, "news", "two"), handler: "news", template: template("news"), retain: 5)
-        let names = store.versionNames(of: "news")
-        // Simulate crashes: a link swap that never happened, a half-built version, a staged file.
-        try FileManager.default.removeItem(atPath: directory.file("news/latest"))
-        try FileManager.default.createSymbolicLink(atPath: directory.file("news/latest"), withDestinationPath: "versions/\(names[0])")
-        // (`.incoming-x` and `news/.staging` are where earlier releases assembled and staged.)
-        try FileManager.default.createDirectory(atPath: directory.file("news/versions/.incoming-x"), withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(atPath: directory.file("news/.staging"), withIntermediateDirectories: true)
-        let partial = try stage(store, "news", "partial")
-        store = try SnapshotStore(root: directory.path)
+        // The first store is gone (its process ended) before the restarted one opens the cache.
+        let (names, partial) = try { () throws -> ([String], String) in
+            let store = try SnapshotStore(root: directory.path)
+            _ = try store.commit(stagedFile: try stage(store, "news", "one"), handler: "news", template: template("news"), retain: 5)
+            _ = try store.commit(stagedFile: try stage(store, "news", "two"), handler: "news", template: template("news"), retain: 5)
+            let names = store.versionNames(of: "news")
+            // Simulate crashes: a link swap that never happened, a half-built version, a staged file.
+            try FileManager.default.removeItem(atPath: directory.file("news/latest"))
+            try FileManager.default.createSymbolicLink(atPath: directory.file("news/latest"), withDestinationPath: "versions/\(names[0])")
+            // (`.incoming-x` and `news/.staging` are where earlier releases assembled and staged.)
+            try FileManager.default.createDirectory(atPath: directory.file("news/versions/.incoming-x"), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: directory.file("news/.staging"), withIntermediateDirectories: true)
+            return (names, try stage(store, "news", "partial"))
+        }()
+        let store = try SnapshotStore(root: directory.path)
         #expect(store.currentVersion(of: "news") == names[1])
         #expect(!FileManager.default.fileExists(atPath: directory.file("news/versions/.incoming-x")))
         #expect(!FileManager.default.fileExists(atPath: directory.file("news/.staging")))
         #expect(!FileManager.default.fileExists(atPath: partial))
         #expect(try FileManager.default.contentsOfDirectory(atPath: store.stagingDirectory).isEmpty)
         #expect(store.handlerNames() == ["news"])
+    }
+}
+
+extension SnapshotStoreTests {
+    /// One process at a time has a cache open: a second store would clear the first one's staging.
+    @Test func aSecondStoreOnTheSameCacheIsRefusedUntilTheFirstIsGone() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        var first: SnapshotStore? = try SnapshotStore(root: directory.path)
+        let staged = try stage(try #require(first), "news", "in progress")
+        let refusal = #expect(throws: DurableFile.Failure.self) { try SnapshotStore(root: directory.path) }
+        #expect(refusal?.description.contains("another fetchd, pid \(getpid()),") == true, "\(String(describing: refusal))")
+        #expect(refusal?.path == directory.file(".lock"))
+        #expect(FileManager.default.fileExists(atPath: staged), "the refused store cleared the first one's staging")
+        #expect(try String(contentsOfFile: directory.file(".lock"), encoding: .utf8) == "\(getpid())\n")
+        first = nil
+        let second = try SnapshotStore(root: directory.path)
+        #expect(!FileManager.default.fileExists(atPath: staged))
+        #expect(second.handlerNames().isEmpty, "the lock file is not a handler")
     }
 }
 
