@@ -113,10 +113,11 @@ test-tsan: test-deps
 
 # The HTTP wake benchmark: fetchd against `curl --parallel` on N files served by nginx on
 # loopback (see bench/http_bench.py). BENCH_ARGS="-n 1000 --repeat 3" for a shorter run;
-# BENCH_DIR=/dev/shm measures on tmpfs, without the disk's cost of creating files.
+# BENCH_DIR=/dev/shm measures on tmpfs, without the disk's cost of creating files. It also
+# compiles and runs bench/snapshot_floor.c (the file-system calls of a fetch alone; gcc).
 BENCH_ARGS ?=
 bench-http: deps
-	@$(MAKE) --no-print-directory install-packages PACKAGES="nginx-light curl"
+	@$(MAKE) --no-print-directory install-packages PACKAGES="nginx-light curl gcc libc6-dev"
 	$(SWIFT) build -c release --product fetchd
 	python3 bench/http_bench.py --bin-dir $$($(SWIFT) build -c release --show-bin-path) \
 		--json bench/results/http-$$(date +%Y%m%d).json $(BENCH_ARGS)

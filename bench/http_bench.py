@@ -6,6 +6,11 @@ all due at once (a fresh state directory), and runs one wake (`fetchd --once`, w
 wake's wall time, CPU time and peak RSS). curl fetches the same N URLs to files with
 `--parallel --parallel-max M`, M being fetchd's `http_max_transfers`. Runs alternate and repeat;
 the medians and the ratios fetchd/curl are printed, and written as JSON with --json FILE.
+
+In the same run, bench/snapshot_floor.c (compiled here with cc) repeats the file-system calls
+of one fetch from C, nothing else: curl's (one file written) and fetchd's (a staged version
+folder with content and meta.json, renamed into place, `latest` linked), so that the price of
+atomic, versioned snapshots is known in the units of curl's whole fetch, on the same machine.
 """
 import argparse, json, os, re, resource, shutil, socket, statistics, subprocess, sys, tempfile, time
 
@@ -101,6 +106,22 @@ def measure_curl(cfg, work, m):
         sys.exit(f"curl failed ({code}): {err[-2000:]}")
     return {"wall_s": wall, "cpu_s": child_cpu() - before}
 
+def build_floor(work):
+    """Compiles bench/snapshot_floor.c into the work folder; returns the binary's path."""
+    binary = os.path.join(work, "snapshot_floor")
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "snapshot_floor.c")
+    subprocess.run(["cc", "-O2", "-o", binary, source], check=True)
+    return binary
+
+def measure_floor(binary, work, n, mode):
+    """CPU per item, in microseconds, of `mode`'s file-system calls repeated n times."""
+    folder = os.path.join(work, "floor")
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    out = subprocess.run([binary, folder, str(n), mode], check=True, capture_output=True).stdout
+    shutil.rmtree(folder, ignore_errors=True)
+    return float(out)
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bin-dir", required=True, help="folder holding the fetchd binary")
@@ -112,7 +133,8 @@ def main():
     work = tempfile.mkdtemp(prefix="fetchd-bench-http-", dir=os.environ.get("BENCH_DIR", "/var/tmp"))
     os.chmod(work, 0o755)  # nginx's workers run as an unprivileged user
     nginx, port = start_nginx(work, max(args.n))
-    filesystem = subprocess.run(["findmnt", "-n", "-o", "FSTYPE", "-T", work], capture_output=True).stdout.decode().strip()
+    floor_binary = build_floor(work)
+    filesystem = subprocess.run(["findmnt", "-n", "-o", "FSTYPE", "-T", work], capture_output=True).stdout.decode().split("\n")[0].strip()
     results = {"m": args.m, "curl_version": subprocess.check_output(["curl", "--version"]).decode().split("\n")[0],
                "work_dir_filesystem": filesystem, "repeat": args.repeat, "runs": {}}
     print(f"files on {filesystem or 'unknown'} ({work}); M={args.m}; median of {args.repeat} alternating runs", flush=True)
@@ -120,10 +142,11 @@ def main():
         for n in args.n:
             folder, cfg = fetchd_config(work, n, port, args.m), curl_config(work, n, port)
             measure_curl(cfg, work, args.m)  # warm the page cache and nginx
-            fetchd, curl = [], []
+            fetchd, curl, floor = [], [], []
             for _ in range(args.repeat):
                 fetchd.append(measure_fetchd(args.bin_dir, folder, work))
                 curl.append(measure_curl(cfg, work, args.m))
+                floor.append({mode: measure_floor(floor_binary, work, n, mode) for mode in ("curl", "fresh", "later")})
             med = lambda rows, key: statistics.median(r[key] for r in rows)
             row = {
                 "n": n,
@@ -136,6 +159,11 @@ def main():
                 # one thread, so its time is a floor under the wake's wall time.
                 "fetchd_threads": [r["threads"] for r in fetchd],
             }
+            for mode in ("curl", "fresh", "later"):
+                row[f"floor_{mode}_us"] = med(floor, mode)
+            # What the file-system calls of a first version (this wake's) alone cost, as a share
+            # of curl's whole fetch: a part of fetchd's CPU per fetch no change of code removes.
+            row["floor_fresh_share_of_curl"] = row["floor_fresh_us"] / (1e6 * row["curl_cpu_s"] / n)
             row["wall_ratio"] = row["fetchd_wake_wall_s"] / row["curl_wall_s"]
             row["cpu_ratio"] = row["fetchd_wake_cpu_s"] / row["curl_cpu_s"]
             row["process_wall_ratio"] = row["fetchd_process_wall_s"] / row["curl_wall_s"]
@@ -149,6 +177,9 @@ def main():
                   flush=True)
             median_run = sorted(fetchd, key=lambda r: r["wake_wall_s"])[len(fetchd) // 2]
             print(f"         fetchd CPU by thread (the median run): {median_run['threads']}", flush=True)
+            print(f"         file-system calls alone (snapshot_floor, us per item): curl's file {row['floor_curl_us']:.1f}, "
+                  f"fetchd's first version {row['floor_fresh_us']:.1f} ({row['floor_fresh_share_of_curl']:.2f}x curl's whole fetch), "
+                  f"a later version {row['floor_later_us']:.1f}", flush=True)
     finally:
         nginx.terminate()
         nginx.wait()
