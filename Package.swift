@@ -108,7 +108,7 @@ let package = Package(
         .executableTarget(
             name: "fetchd",
             dependencies: [
-                "FetchdDaemon", "FetchdConfig", "FetchdCore", "FetchdSystemd",
+                "FetchdDaemon", "FetchdConfig", "FetchdCore", "FetchdSnapshots", "FetchdSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -20,9 +20,11 @@ public enum PathName {
 
     private static let slashByte = UInt8(ascii: "/")
 
-    /// `path` without trailing slashes (but `/` stays), as UTF-8. Bytes, not characters: a `/`
-    /// byte is never part of another character in UTF-8, and counting characters (grapheme
-    /// breaking) made this a few per cent of a wake's CPU, called for every snapshot file.
+    /// `path` without trailing slashes (but `/` stays), as UTF-8. Bytes, as the kernel reads a
+    /// path, not characters: a `/` byte is never part of another scalar's encoding, but a `/`
+    /// can be part of a grapheme cluster (followed by a combining mark or a joiner, or after a
+    /// prepended mark), which a split on characters would not see as a separator. Grapheme
+    /// breaking also made this a few per cent of a wake's CPU, called for every snapshot file.
     private static func trimmed(_ path: String) -> Substring.UTF8View {
         var bytes = Substring(path).utf8
         while bytes.count > 1, bytes.last == slashByte { bytes = bytes.dropLast() }

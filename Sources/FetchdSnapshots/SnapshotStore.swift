@@ -57,8 +57,8 @@ public final class SnapshotStore: Sendable {
     public var stagingDirectory: String { "\(root)/.staging" }
 
     /// Opens (and creates) the cache at `root`, clearing debris left by an interrupted write.
-    /// Throws if another process has the cache open (see `CacheLock`).
-    public init(root: String, maxTotalBytes: Int = Defaults.cacheMaxBytes) throws(DurableFile.Failure) {
+    /// Throws `CacheLock.Busy` if another process has the cache open, else `DurableFile.Failure`.
+    public init(root: String, maxTotalBytes: Int = Defaults.cacheMaxBytes) throws {
         self.root = root
         self.maxTotalBytes = maxTotalBytes
         try DurableFile.makeDirectory(root)

@@ -2,6 +2,7 @@ import ArgumentParser
 import FetchdConfig
 import FetchdCore
 import FetchdDaemon
+import FetchdSnapshots
 import FetchdSystemd
 import Foundation
 import Logging
@@ -76,13 +77,20 @@ struct FetchdCommand: AsyncParsableCommand {
         }
         var daemon = Daemon(config: loaded, logger: logger, reload: load)
         daemon.debugStallAfter = debugStallAfter.map { Duration.milliseconds(Int64($0 * 1000)) }
-        if once {
-            let report = try await daemon.runOnce()
-            print(report.summary)
-            print(report.threadSummary)
-            throw ExitCode(report.failures == 0 ? 0 : 1)
+        do {
+            if once {
+                let report = try await daemon.runOnce()
+                print(report.summary)
+                print(report.threadSummary)
+                throw ExitCode(report.failures == 0 ? 0 : 1)
+            }
+            try await daemon.run()
+        } catch let busy as CacheLock.Busy {
+            logger.critical("cannot start: \(busy)")
+            FileHandle.standardError.write(Data("fetchd: cannot start: \(busy)\n".utf8))
+            // EX_TEMPFAIL: not a failed fetch (1) nor a bad config (78); systemd retries later.
+            throw ExitCode(75)
         }
-        try await daemon.run()
     }
 }
 

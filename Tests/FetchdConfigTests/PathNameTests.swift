@@ -14,11 +14,17 @@ struct PathNameTests {
         #expect(PathName.lastComponent(of: path) == last)
     }
 
-    /// A slash followed by a combining mark is one character but still the separator the
-    /// kernel sees: the split is on bytes.
-    @Test func aSlashBeforeACombiningMarkStillSeparates() {
-        let path = "/a/\u{301}b"
-        #expect(PathName.directory(of: path) == "/a")
-        #expect(PathName.lastComponent(of: path) == "\u{301}b")
+    /// A slash that is part of a larger character (grapheme cluster) is still the separator
+    /// the kernel sees: the split is on bytes.
+    @Test(arguments: [
+        ("/a/\u{301}b", "/a", "\u{301}b"),  // a combining mark after the slash
+        ("/a/\u{200D}b", "/a", "\u{200D}b"),  // a zero-width joiner
+        ("/a/\u{FE0F}b", "/a", "\u{FE0F}b"),  // a variation selector
+        ("\u{600}/a", "\u{600}", "a"),  // a prepended mark before it
+        ("/a/b/\u{301}", "/a/b", "\u{301}"),  // a final slash that is not trailing
+    ])
+    func aSlashInsideAGraphemeClusterStillSeparates(path: String, folder: String, last: String) {
+        #expect(PathName.directory(of: path) == folder)
+        #expect(PathName.lastComponent(of: path) == last)
     }
 }

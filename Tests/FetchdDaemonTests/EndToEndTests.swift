@@ -74,9 +74,10 @@ struct EndToEndTests {
 
         // A one-shot run on the running daemon's cache is refused, naming the daemon (opening the
         // cache would clear the staging folder of the daemon's fetches), and the daemon goes on.
-        let concurrent = try DaemonProcess.run(TestBinaries.path(of: "fetchd"), ["--config", daemon.configPath, "--once"])
-        #expect(concurrent.status != 0, "\(concurrent.output)")
-        #expect(concurrent.output.contains("another fetchd, pid \(daemon.process.processIdentifier),"), "\(concurrent.output)")
+        let concurrent = try await DaemonProcess.runWithoutBlocking(TestBinaries.path(of: "fetchd"), ["--config", daemon.configPath, "--once"])
+        #expect(concurrent.status == 75, "\(concurrent.output)")  // EX_TEMPFAIL
+        #expect(concurrent.output.contains("fetchd: cannot start: another fetchd (pid \(daemon.process.processIdentifier)) is using the cache"),
+                "\(concurrent.output)")
         #expect(try await daemon.fetchctlWithoutBlocking(["status"]).status == 0)
 
         // SIGTERM: a clean exit with status 0; a restart keeps the history.

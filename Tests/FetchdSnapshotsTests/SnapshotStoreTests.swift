@@ -137,15 +137,42 @@ extension SnapshotStoreTests {
         defer { directory.remove() }
         var first: SnapshotStore? = try SnapshotStore(root: directory.path)
         let staged = try stage(try #require(first), "news", "in progress")
-        let refusal = #expect(throws: DurableFile.Failure.self) { try SnapshotStore(root: directory.path) }
-        #expect(refusal?.description.contains("another fetchd, pid \(getpid()),") == true, "\(String(describing: refusal))")
-        #expect(refusal?.path == directory.file(".lock"))
+        let refusal = #expect(throws: CacheLock.Busy.self) { try SnapshotStore(root: directory.path) }
+        #expect(refusal?.holder == getpid())
+        #expect(refusal?.description.hasPrefix("another fetchd (pid \(getpid())) is using the cache \(directory.path):") == true)
         #expect(FileManager.default.fileExists(atPath: staged), "the refused store cleared the first one's staging")
         #expect(try String(contentsOfFile: directory.file(".lock"), encoding: .utf8) == "\(getpid())\n")
+        var info = stat()
+        #expect(lstat(directory.file(".lock"), &info) == 0 && info.st_mode & 0o777 == 0o600, "others could take the lock")
         first = nil
-        let second = try SnapshotStore(root: directory.path)
+        _ = try SnapshotStore(root: directory.path)
         #expect(!FileManager.default.fileExists(atPath: staged))
-        #expect(second.handlerNames().isEmpty, "the lock file is not a handler")
+    }
+
+    /// A symlink planted at `.lock` is not followed (a root-run fetchd would truncate its target).
+    @Test func aSymlinkAtTheLockIsNotFollowed() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let target = try directory.write("precious\n", to: "precious.txt")
+        let cache = directory.file("cache")
+        try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: cache + "/.lock", withDestinationPath: target)
+        #expect(throws: DurableFile.Failure.self) { try SnapshotStore(root: cache) }
+        #expect(try String(contentsOfFile: target, encoding: .utf8) == "precious\n")
+    }
+
+    /// Run as root on a cache another user owns (`fetchd --once` by an administrator), the lock
+    /// file is made the cache owner's, so that the service can still open it afterwards.
+    @Test(.enabled(if: geteuid() == 0, "needs root to own files as another user"))
+    func theLockFileBelongsToTheCachesOwner() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let cache = directory.file("cache")
+        try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
+        #expect(chown(cache, 65_534, 65_534) == 0)
+        _ = try SnapshotStore(root: cache)
+        var info = stat()
+        #expect(stat(cache + "/.lock", &info) == 0 && info.st_uid == 65_534 && info.st_gid == 65_534)
     }
 }
 
