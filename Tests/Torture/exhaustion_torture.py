@@ -7,7 +7,7 @@
           neighbouring handler carry on;
   spew    handlers printing without end on stdout and on stderr: fetchd's memory stays bounded,
           they end at their deadline, and a failure's reason keeps only a short tail;
-  nofile  fetchd's RLIMIT_NOFILE lowered (prlimit) to just above what it holds: a fetch fails
+  nofile  fetchd's RLIMIT_NOFILE lowered (prlimit) to leave it one free descriptor: a fetch fails
           naming "Too many open files", fetchd keeps answering, and all is well once it is raised.
 
     python3 Tests/Torture/exhaustion_torture.py --bin-dir .build/debug many --handlers 10000
@@ -178,8 +178,26 @@ def spew(args):
 BUSY_HANDLERS = [f"busy{i}" for i in range(8)]
 
 
+def limit_leaving(pid, spare):
+    """The soft RLIMIT_NOFILE under which fetchd can open just `spare` more descriptors.
+
+    The limit bounds the NUMBER a new descriptor gets, not how many are open: descriptors closed
+    while higher ones stay open leave holes below the highest, and "open descriptors + spare"
+    then leaves room for more than `spare` (with holes at 20, 21 and 25 under 30, the probe's
+    fetch got its pipe 20 times in a row). So: the highest limit with exactly `spare` free
+    numbers under it (descriptors above it stay open; only new ones are refused)."""
+    used = {int(name) for name in os.listdir(f"/proc/{pid}/fd")}
+    limit, free = 0, 0
+    while True:
+        if limit not in used:
+            if free == spare:
+                return limit  # one more number would be one more free
+            free += 1
+        limit += 1
+
+
 def storm(daemon, original, seconds, aborts):
-    """Keeps the limit 0 to 6 descriptors above what fetchd holds for `seconds` while the busy
+    """Keeps the limit at 0 to 6 free descriptors for fetchd for `seconds` while the busy
     handlers (due every second, eight at once) start their programs, then raises it again: some
     get their output pipe, some fail with EMFILE, their commits and the neighbour's compete for
     the rest. When fetchd started programs with swift-subprocess 1.0.2, spawns at the edge crashed
@@ -188,7 +206,7 @@ def storm(daemon, original, seconds, aborts):
     wall-clock time the storm ended."""
     end = time.monotonic() + seconds
     while time.monotonic() < end:
-        lowered = fd_count(daemon.pid) + random.randint(0, 6)
+        lowered = limit_leaving(daemon.pid, random.randint(0, 6))
         subprocess.run(["prlimit", f"--pid={daemon.pid}", f"--nofile={lowered}:"], check=True)
         time.sleep(0.5)
         survive_or_explain(daemon, f"storm (limit {lowered})", aborts)
@@ -246,7 +264,7 @@ def nofile(args):
     # freed by the next: asked up to 20 times, one answer must name it.
     for attempt in range(20):
         held = fd_count(daemon.pid)
-        limit = held + args.spare
+        limit = limit_leaving(daemon.pid, args.spare)
         # The soft limit only: lowering the hard one could not be undone without CAP_SYS_RESOURCE.
         subprocess.run(["prlimit", f"--pid={daemon.pid}", f"--nofile={limit}:"], check=True)
         result = daemon.fetchctl("fetch", "probe", "--wait", timeout=60)
@@ -261,11 +279,11 @@ def nofile(args):
     if ping is None or ping.returncode != 0:
         fail("fetchd stopped answering at the lowered limit")
     subprocess.run(["prlimit", f"--pid={daemon.pid}", f"--nofile={original}:"], check=True)
-    # Then rounds at a random limit, 0 to 24 above what fetchd holds, each for a timer fetch or two
+    # Then rounds at a random limit, 0 to 24 descriptors free, each for a timer fetch or two
     # of the neighbour and an asked-for one: fetchd must live through every one.
     outcomes = {}
     for number in range(args.rounds):
-        lowered = fd_count(daemon.pid) + random.randint(0, 24)
+        lowered = limit_leaving(daemon.pid, random.randint(0, 24))
         subprocess.run(["prlimit", f"--pid={daemon.pid}", f"--nofile={lowered}:"], check=True)
         result = daemon.fetchctl("fetch", "probe", "--wait", timeout=5)
         word = "no answer" if result is None or not result.stdout else result.stdout.split()[1]
@@ -280,7 +298,7 @@ def nofile(args):
     ended = storm(daemon, original, args.storm_seconds, aborts)
     expect_busy_handlers_recover(daemon, ended)
     stop_cleanly(daemon)
-    print(f"nofile: fetchd held {held} fds; RLIMIT_NOFILE lowered to {limit}: the fetch failed with "
+    print(f"nofile: fetchd held {held} fds; RLIMIT_NOFILE lowered to {limit} ({args.spare} free): the fetch failed with "
           f"\"{answer[:160]}\", fetchd answered; {args.rounds} rounds at random limits (fetch outcomes: {outcomes}) "
           f"survived; raised again: the fetch succeeded and the neighbour went on; {args.storm_seconds} s of "
           f"{len(BUSY_HANDLERS)} handlers starting at the edge of the limit: every one fetched again after it; "
