@@ -131,11 +131,13 @@ bench-transfer: deps
 		--json bench/results/transfer-$$(date +%Y%m%d).json $(BENCH_ARGS)
 
 # The usage planner on the synthetic traces (fetchctl simulate), and planning time per decision;
-# then the bound: what a policy that knows each habit's true time and jitter could reach.
+# then the bound: what a policy that knows each habit's true time and jitter could reach; then a
+# yardstick: per-habit chains learned online (bench/chain_policy.py).
 bench-planner: deps
 	$(SWIFT) build -c release --product fetchctl
 	python3 bench/planner_bench.py $$($(SWIFT) build -c release --show-bin-path) bench/results/planner-$$(date +%Y%m%d).json
 	python3 bench/planner_bound.py
+	python3 bench/chain_policy.py
 
 # libFuzzer on the parsers of untrusted text: the config loader (FETCHD_FUZZ=config), the
 # usage-trace parser with the planner behind it (trace) and the control protocol's request lines
