@@ -42,6 +42,10 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUnitTests {
         command = ["/bin/sh", "-c", "date +%s%N > \\"$FETCHD_OUTPUT\\""]
         """
 
+    // Waits (`eventually`) are generous, 20 to 30 s: they end as soon as what they wait for
+    // holds, and on a loaded machine a namespace's systemd, fetchd's start and its first wake
+    // took over 10 s (the status-line wait below failed so once, with two busy loops beside it).
+
     /// The journal entries of fetchd's fetch results for `handler`.
     static func results(_ namespace: SystemdNamespace, _ handler: String) async throws -> [[String: String]] {
         try await namespace.journal(unit: "fetchd.service", extraArgs: ["FETCHD_HANDLER=\(handler)"])
@@ -67,7 +71,7 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUnitTests {
         #expect(try await namespace.property("ActiveState", of: "fetchd.service") == "active")
         #expect(try await namespace.property("SubState", of: "fetchd.service") == "running")
         var status = ""
-        #expect(try await eventually(timeoutSeconds: 10) {
+        #expect(try await eventually(timeoutSeconds: 30) {
             status = try await namespace.property("StatusText", of: "fetchd.service")
             return status.contains("1 handler")
         }, "STATUS= line: \(status)")
@@ -131,7 +135,7 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUnitTests {
         defer { namespace.shutdown() }
         try await Self.install(namespace, handlers: Self.clock + "\nmin_interval = \"minimum\"\n")
         try await namespace.check(["systemctl", "start", "fetchd.service"])
-        #expect(try await eventually(timeoutSeconds: 10) { try await Self.results(namespace, "clock").count >= 1 })
+        #expect(try await eventually(timeoutSeconds: 30) { try await Self.results(namespace, "clock").count >= 1 })
         let broken = namespace.hostDirectory(for: "/etc/fetchd") + "/handlers.d/broken.toml"
         try "[[handler]]\nname = \"news\"\nkind = \"http\"\nurl = \"https://example.invalid/\"\ndeadline = \"soon\"\n"
             .write(toFile: broken, atomically: true, encoding: .utf8)
@@ -147,7 +151,7 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUnitTests {
         // The old handler still runs on the next wake.
         let before = try await Self.results(namespace, "clock").count
         try await namespace.check(["systemctl", "start", "fetchd-wake.service"])
-        #expect(try await eventually(timeoutSeconds: 10) { try await Self.results(namespace, "clock").count > before })
+        #expect(try await eventually(timeoutSeconds: 30) { try await Self.results(namespace, "clock").count > before })
     }
 
     @Test func aStalledLoopIsRestartedByTheWatchdog() async throws {
@@ -178,7 +182,7 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUnitTests {
             deadline = "10m"
             """)
         try await namespace.check(["systemctl", "start", "fetchd.service"])
-        #expect(try await eventually(timeoutSeconds: 10) {
+        #expect(try await eventually(timeoutSeconds: 30) {
             try await namespace.run(["pgrep", "-f", "^sleep 300$"]).status == 0
         })
         let started = Date()
