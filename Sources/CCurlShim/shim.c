@@ -58,9 +58,9 @@ CURLcode fetchd_curl_msg_result(const CURLMsg *message) {
 
 /* libcurl (7.88) opens its sockets without SOCK_CLOEXEC; a process started by anything else
    in fetchd's process (a Swift handler's Process, a library) would inherit every connection
-   open at that moment and hold it open after libcurl closed it. */
-// Opens libcurl's socket with SOCK_CLOEXEC: one atomic call, so no child started from another
-// thread between socket() and a later fcntl() can inherit it.
+   open at that moment and hold it open after libcurl closed it. So fetchd opens them, with the
+   flag in the one socket() call: no child started from another thread between socket() and a
+   later fcntl() can inherit one. */
 static curl_socket_t fetchd_curl_open_cloexec_socket(void *userdata, curlsocktype purpose, struct curl_sockaddr *address) {
     (void)userdata;
     (void)purpose;

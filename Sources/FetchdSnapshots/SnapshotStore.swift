@@ -141,8 +141,9 @@ public final class SnapshotStore: Sendable {
         return directory
     }
 
-    /// Removes a staged file that will not be committed (failed or expired fetch), with its
-    /// staging folder (and whatever a program left in it beside its output).
+    /// Removes a staged file that will not be committed (failed or expired fetch), and the
+    /// staging folder `versionStagingPath(for:)` made for it (with anything else found in it,
+    /// such as a half-written meta.json; nothing else should be there).
     public func discard(stagedFile: String) {
         unlink(stagedFile)
         if let folder = stagingFolder(of: stagedFile), rmdir(folder) != 0, errno == ENOTEMPTY { removeTree(folder) }

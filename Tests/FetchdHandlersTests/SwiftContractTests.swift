@@ -80,7 +80,7 @@ struct SwiftContractTests {
     /// Suspends until `context` has expired (its expiration callbacks ran) or `limit` has passed,
     /// whichever comes first, ignoring cancellation like a handler that does not watch its task.
     static func waitForExpiry(of context: FetchContext, limit: Duration) async {
-        let signal = InlineRunnerTests.StopSignal()
+        let signal = StopSignal()
         context.onExpiration { signal.fire() }
         DispatchQueue.global().asyncAfter(deadline: .now() + limit.inSeconds) { signal.fire() }
         await signal.wait()

@@ -49,13 +49,21 @@ struct SnapshotKillTests {
         #expect(checked >= Self.kills / 2, "too few rounds produced a snapshot to check (\(checked))")
         #expect(versionsSeen.count > 10, "the writer rarely got past its first commit")
 
+        // What the last kill left, before any recovery: half-written versions only under
+        // `.staging` (the writer's own), never a hidden folder among the published versions.
+        let staged = (try? FileManager.default.contentsOfDirectory(atPath: "\(cache)/.staging")) ?? []
+        #expect(staged.allSatisfy { $0.hasPrefix("news.") }, "staged outside the writer's names: \(staged)")
+        let hiddenBefore = try FileManager.default.contentsOfDirectory(atPath: "\(cache)/news/versions").filter { $0.hasPrefix(".") }
+        #expect(hiddenBefore.isEmpty, "a killed writer left \(hiddenBefore) among the versions")
+
         // After recovery nothing half-written is left, and retain holds.
         let store = try SnapshotStore(root: cache)
         let handlerDirectory = store.directory(of: "news")
         let debris = try FileManager.default.contentsOfDirectory(atPath: handlerDirectory + "/versions")
             .filter { $0.hasPrefix(".") }
         #expect(debris.isEmpty, "recovery left \(debris)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: store.stagingDirectory).isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.stagingDirectory).isEmpty,
+                "reopening did not clear the \(staged.count) staged entries the kills left")
         #expect(store.currentVersion(of: "news") == store.versionNames(of: "news").last)
     }
 }

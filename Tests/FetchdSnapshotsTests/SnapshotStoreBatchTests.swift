@@ -18,16 +18,16 @@ extension SnapshotStoreTests {
         let staged = try stage(store, "news", "hello")
         let version = try pending(try store.prepare(stagedFile: staged, handler: "news", template: template("news"), retain: 3))
         // Assembled where it was staged: the fetch's own folder under `.staging`.
-        let hidden = version.folder
-        #expect(hidden.hasPrefix(directory.file(".staging/news.")) && staged == "\(hidden)/content")
-        #expect(try String(contentsOfFile: "\(hidden)/content", encoding: .utf8) == "hello")
-        #expect(FileManager.default.fileExists(atPath: "\(hidden)/meta.json"))
+        let folder = version.folder
+        #expect(folder.hasPrefix(directory.file(".staging/news.")) && staged == "\(folder)/content")
+        #expect(try String(contentsOfFile: "\(folder)/content", encoding: .utf8) == "hello")
+        #expect(FileManager.default.fileExists(atPath: "\(folder)/meta.json"))
         #expect(store.currentVersion(of: "news") == nil && store.versionNames(of: "news").isEmpty)
         let outcome = store.commit([version])
         #expect(try outcome.results[0].get().version == version.metadata.version)
         #expect(store.currentVersion(of: "news") == version.metadata.version)
         #expect(try String(contentsOfFile: store.latestContentPath(of: "news"), encoding: .utf8) == "hello")
-        #expect(!FileManager.default.fileExists(atPath: hidden))
+        #expect(!FileManager.default.fileExists(atPath: folder))
     }
 
     @Test func aFirstVersionReplacesALatestLeftWithoutVersions() throws {
