@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
 """A learned per-habit chain policy on the synthetic habits: a reference for the planner.
 
-Between bench/planner_bound.py (a policy that KNOWS each habit's time and jitter) and fetchd's
-planner (a greedy over a learned 5-minute profile), this policy learns the way fetchd must
-(online: a day is planned from the days before it, a use is seen once it happened) but plans
-the way the bound does. At the start of each day it clusters the past uses of days of the same
-kind (weekday or weekend; the other kind until one is seen), with a 7-day half-life, into habits
-(uses under 40 minutes apart; a habit is a cluster seen on at least 30 % of such days) and takes
-each habit's weighted mean and spread (at least 4 minutes). Then, for each habit, it fetches
-every `s` minutes from `a` spreads before the mean to `b` after, until a use falls in the habit's
-window (the rest of that chain is not fetched). The first `cold_days` days of use: every 2
-hours. Every fetch is held to the rolling 24-hour budget (one over it is skipped).
+Between bench/planner_bound.py (the best policy that KNOWS each habit's time and jitter) and
+fetchd's planner (a greedy over a learned 5-minute profile), this policy learns the way fetchd
+must (online: a day is planned from the days before it, a use is seen once it happened) but
+plans evenly spaced chains through the habits it found. At the start of each day it clusters the
+past uses of days of the same kind (weekday or weekend; the other kind until one is seen), with
+a 7-day half-life, into habits (uses under 40 minutes apart; a habit is a cluster seen on at
+least 30 % of such days) and takes each habit's weighted mean and spread (at least 4 minutes).
+Then, for each habit, it fetches every `s` minutes from `a` spreads before the mean to `b`
+after, until a use falls in the habit's window (the rest of that chain is not fetched). The
+first `cold_days` days of use: every 2 hours. Every fetch is held to the rolling 24-hour budget
+(one over it is skipped).
 
 Not fetchd's code and not a bound: a yardstick for a planner built on per-habit chains.
 Deterministic. Usage: chain_policy.py [TRACE ...] (default: the three habit traces).
