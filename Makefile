@@ -136,7 +136,7 @@ bench-transfer: deps
 bench-planner: deps
 	$(SWIFT) build -c release --product fetchctl
 	python3 bench/planner_bench.py $$($(SWIFT) build -c release --show-bin-path) bench/results/planner-$$(date +%Y%m%d).json
-	python3 bench/planner_bound.py
+	python3 bench/planner_bound.py --check
 	python3 bench/chain_policy.py
 
 # libFuzzer on the parsers of untrusted text: the config loader (FETCHD_FUZZ=config), the

@@ -32,17 +32,18 @@ with U the expected uses per day; the script prints the least such value over a 
 
 All figures are expectations over the generator's randomness: one 45- or 60-day trace can land
 a few points either side (about +-0.03 at one standard deviation for 120 uses).
-Usage: planner_bound.py [--budget N]. Deterministic; about half a minute.
+Usage: planner_bound.py [--budget N] [--check]. Deterministic; about 20 s (--check: a few seconds more).
 """
-import argparse, math
+import argparse, math, random
 
 FRESH_MIN, WITHIN_MIN = 15, 6
 SKIP, EXTRA_PER_DAY, EXTRA_SPAN_MIN = 0.1, 0.3, 15 * 60  # make_traces.py: day_uses, habit
 NU_GRID = (0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5)
 
-def habit_table(sigma, after, budget, nu, credit, step=1.0):
+def habit_table(sigma, after, budget, nu, credit, step=1.0, steps_kept=None):
     """For each count of fetches spent before this habit's window: the best expected reward
-    (fresh + nu * within 6 min) in the window plus `after`'s value of the fetches left."""
+    (fresh + nu * within 6 min) in the window plus `after`'s value of the fetches left.
+    `steps_kept`, a list, receives the value table after each step (last step first)."""
     low, high = -6 * sigma, 6 * sigma
     steps = int((high - low) / step)
     cdf = lambda x: 0.5 * (1 + math.erf(x / (sigma * math.sqrt(2))))
@@ -57,6 +58,8 @@ def habit_table(sigma, after, budget, nu, credit, step=1.0):
     # value[age][spent] at the end of the window: the use was skipped, the fetches left go on.
     value = [[after[k] for k in range(budget + 1)] for _ in range(stale + 1)]
     for i in range(steps - 1, -1, -1):
+        if steps_kept is not None:
+            steps_kept.append(value)
         hazard = use_in[i] / not_yet[i] if not_yet[i] > 1e-15 else 0.0
         new = [[0.0] * (budget + 1) for _ in range(stale + 1)]
         for age in range(stale + 1):
@@ -96,6 +99,43 @@ def bound(sigma, habits_by_day, budget):
 TRACES = [("habit-office, habit-shift", 8, [3, 3, 3, 3, 3, 2, 2]),
           ("night-owl", 20, [3, 3, 3, 3, 3, 2, 2])]
 
+def check(days=20_000, sigma=20, habits=3, budget=12):
+    """The programme against what can be computed another way: one fetch per habit (the best
+    15 minutes of the skip-thinned normal), and a Monte Carlo of its own optimal policy on a
+    night-owl weekday (no credit for unplanned uses), which must give the programme's value."""
+    one = habit_table(sigma, [0.0, 0.0], 1, 0.0, 0.0)[0]
+    closed = (1 - SKIP) * math.erf(7.5 / (sigma * math.sqrt(2)))
+    print(f"check: one fetch per habit: programme {one:.5f}, closed form 0.9 x (2 Phi(7.5/{sigma}) - 1) = {closed:.5f}")
+    tables, after = [], [0.0] * (budget + 1)
+    for _ in range(habits):  # the day's last habit first
+        kept = []
+        after_next = habit_table(sigma, after, budget, 0.0, 0.0, steps_kept=kept)
+        tables.append((list(reversed(kept)), after))  # kept[i]: the value after step i
+        after = after_next
+    tables.reverse()
+    low, stale = -6 * sigma, FRESH_MIN + 1
+    cdf = lambda x: 0.5 * (1 + math.erf(x / (sigma * math.sqrt(2))))
+    rng, fresh = random.Random(7), 0
+    for _ in range(days):
+        spent = 0
+        for values, later in tables:
+            use = None if rng.random() < SKIP else rng.gauss(0, sigma)
+            age = stale
+            for i, value in enumerate(values):
+                not_yet = 1 - (1 - SKIP) * cdf(low + i)
+                hazard = (1 - SKIP) * (cdf(low + i + 1) - cdf(low + i)) / not_yet if not_yet > 1e-15 else 0.0
+                stay = (hazard * ((age + 0.5 <= FRESH_MIN) + later[spent])
+                        + (1 - hazard) * value[min(age + 1, stale)][spent])
+                fetch = hazard * (1 + later[spent + 1]) + (1 - hazard) * value[1][spent + 1] if spent < budget else -1
+                if fetch > stay:
+                    spent, age = spent + 1, 0
+                if use is not None and low + i <= use < low + i + 1:
+                    fresh += age + 0.5 <= FRESH_MIN
+                    break
+                age = min(age + 1, stale)
+    print(f"check: optimal policy on a night-owl weekday at {budget}/day: programme {after[0]:.3f} fresh uses, "
+          f"Monte Carlo of {days} days {fresh / days:.3f}")
+
 def up(bound):
     """A bound rounded up to 3 decimals (rounding down would claim a little more than shown)."""
     return f"{math.ceil(bound * 1000) / 1000:.3f}"
@@ -103,7 +143,11 @@ def up(bound):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget", type=int, default=12, help="fetches per day (default 12)")
-    budget = parser.parse_args().budget
+    parser.add_argument("--check", action="store_true", help="check the programme first (a few seconds more)")
+    arguments = parser.parse_args()
+    budget = arguments.budget
+    if arguments.check:
+        check()
     for name, sigma, habits_by_day in TRACES:
         fresh, with_median = bound(sigma, habits_by_day, budget)
         print(f"{name} (jitter sd {sigma} min, {budget}/day): any planner, even one that knows the habit, "
