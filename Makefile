@@ -15,7 +15,7 @@ RUN_DIR := $(CURDIR)/.fetchd
 BIN_DIR = $(shell $(SWIFT) build --show-bin-path)
 
 .PHONY: all deps test-deps install-packages build run status test test-asan test-tsan bench-http bench-transfer \
-	bench-planner fuzz fuzz-build fuzz-config fuzz-trace fuzz-control torture install clean
+	bench-planner bench-learning fuzz fuzz-build fuzz-config fuzz-trace fuzz-control torture install clean
 
 all: build
 
@@ -133,6 +133,15 @@ bench-transfer: deps
 # The usage planner on the synthetic traces (fetchctl simulate), and planning time per decision;
 # then the bound: what a policy that knows each habit's true time and jitter could reach; then a
 # yardstick: per-habit chains learned online (bench/chain_policy.py).
+# The planner on the real usage traces (bench/traces/real) and the synthetic ones (../shared/traces),
+# scored as the held-out judge scores (bench/learning_score.py; --check runs the judge's own script
+# on every schedule), beside a fixed interval, the hindsight-best daily schedule and an online
+# time-of-day learner (bench/README.md quotes it).
+bench-learning: deps
+	$(SWIFT) build -c release --product fetchctl
+	python3 bench/learning_bench.py $$($(SWIFT) build -c release --show-bin-path) --check \
+		--policy learned --policy time-of-day --policy profile --json bench/results/learning-$$(date +%Y%m%d).json
+
 bench-planner: deps
 	$(SWIFT) build -c release --product fetchctl
 	python3 bench/planner_bench.py $$($(SWIFT) build -c release --show-bin-path) bench/results/planner-$$(date +%Y%m%d).json

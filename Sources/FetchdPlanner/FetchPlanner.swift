@@ -45,14 +45,15 @@ public struct FetchPlanner: Sendable {
 
     /// Staleness beyond this counts as this much (seconds): a fetch is for the uses it serves soon.
     static let stalenessCapSeconds = 20.0 * 60
-    /// The weight and cap of the longer-staleness term of the cost.
-    static let spreadWeight = 0.1
-    static let spreadCapSeconds = 6.0 * 3600
+    /// Content at most this old at a use is fresh (seconds), as the learning bench scores it.
+    public static let freshSeconds = 15.0 * 60
     static let horizonBins = 24 * 60 / UsageModel.binMinutes
     static let binSeconds = Double(UsageModel.binMinutes * 60)
 
     /// The limits in force.
     public var limits: Limits
+    /// How uses with no habit are forecast (`fetchctl simulate --policy` compares them).
+    public var policy = Policy.learned
     /// The local clock's UTC offset at a moment (the daemon passes its time zone's); nil: the
     /// offset of the latest use, which is what a replayed trace has.
     public var localOffset: (@Sendable (Date) -> Int)?
@@ -107,13 +108,13 @@ public struct FetchPlanner: Sendable {
 
     /// Greedy plan over the horizon: fetch times, earliest first, each with its reason; only the
     /// `first` earliest of them.
-    func greedyPlan(now: Date, shaped: (expected: [Double], spreadWeight: Double), past: [Date], floor: Date,
+    func greedyPlan(now: Date, shaped: (expected: [Double], cost: Cost), past: [Date], floor: Date,
                     offsetSeconds: Int, first: Int = .max) -> [Decision] {
         // Only the first planned fetch is ever made before the plan is made again, and `floor`
         // holds it to the rolling budget; holding every later one to it too made plans worse
         // on every trace and decisions twice as slow.
         let last = past.last
-        let (expected, spreadWeight) = shaped
+        let (expected, weights) = shaped
         let count = expected.count
         // Times relative to `now`, in seconds; use k is at the middle of bin k.
         let useTime = (0..<count).map { (Double($0) + 0.5) * Self.binSeconds }
@@ -131,11 +132,18 @@ public struct FetchPlanner: Sendable {
             let near = (moment[split] - moment[from]) - fetch * (mass[split] - mass[from])
             return near + limit * (mass[to] - mass[split])
         }
-        /// Mostly "was it fresh" (staleness capped near the fresh limit), plus a little of the
-        /// longer staleness, so that uses with no clear habit still get evenly spread fetches.
+        /// Expected uses in bins [from, to) older than `limit` at use.
+        func stale(from: Int, to: Int, fetch: Double, limit: Double) -> Double {
+            guard from < to else { return 0 }
+            return mass[to] - mass[min(to, max(from, Int(((fetch + limit) / Self.binSeconds - 0.5).rounded(.down)) + 1))]
+        }
+        /// Mostly "was it fresh" (staleness capped near the fresh limit, or uses not fresh), plus
+        /// some of the longer staleness, so that uses with no clear habit still get spread fetches.
         func cost(from: Int, to: Int, fetch: Double) -> Double {
-            capped(from: from, to: to, fetch: fetch, limit: cap)
-                + spreadWeight * capped(from: from, to: to, fetch: fetch, limit: Self.spreadCapSeconds)
+            var total = weights.spreadWeight * capped(from: from, to: to, fetch: fetch, limit: weights.spreadCapSeconds)
+            if weights.cappedWeight > 0 { total += weights.cappedWeight * capped(from: from, to: to, fetch: fetch, limit: cap) }
+            if weights.staleWeight > 0 { total += weights.staleWeight * cap * stale(from: from, to: to, fetch: fetch, limit: Self.freshSeconds) }
+            return total
         }
         // Fetches chosen so far: (time relative to now, first bin they serve). The latest real
         // fetch serves from bin 0.
@@ -148,7 +156,7 @@ public struct FetchPlanner: Sendable {
         var spent = 0.0
         // A fetch can only help uses after it: bins with no expected use in the next `cap` are
         // never worth a fetch, and most of a day is such bins.
-        let reach = Int(Self.spreadCapSeconds / Self.binSeconds) + 1
+        let reach = Int(weights.spreadCapSeconds / Self.binSeconds) + 1
         var candidates = (0..<count).filter { mass[min(count, $0 + reach)] - mass[$0] > 1e-4 }
         // The planned bins in order: a candidate's neighbours among them are the fetches that
         // serve it now (before) and the next one's first bin (after), and the only ones that can

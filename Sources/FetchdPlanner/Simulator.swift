@@ -48,6 +48,8 @@ public struct Simulator: Sendable {
     public var settings = UsageModel.Settings()
     /// The share of fetches that fail (retried with back-off); 0 by default.
     public var failureRate = 0.0
+    /// How the planner forecasts uses with no habit (the daemon's is the default).
+    public var policy = FetchPlanner.Policy.learned
     /// Uses with staleness at most this are fresh.
     public static let freshSeconds = 15.0 * 60
 
@@ -65,7 +67,8 @@ public struct Simulator: Sendable {
             LocalTime(firstUse.date, offsetSeconds: firstUse.utcOffsetSeconds).dayNumber * 86_400 - firstUse.utcOffsetSeconds))
         let end = lastUse.date.addingTimeInterval(60)
         let days = max(1, end.timeIntervalSince(start) / 86_400)
-        let planner = FetchPlanner(limits: limits)
+        var planner = FetchPlanner(limits: limits)
+        planner.policy = policy
         var model = UsageModel(settings: settings)
         var random = SplitMix(seed: 42)
         var attempts = [start], fresh = start, results: [FetchResult] = [.newData]

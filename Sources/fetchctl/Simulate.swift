@@ -34,6 +34,10 @@ struct Simulate: ParsableCommand {
     var lead: String?
     @Option(name: .customLong("failure-rate"), help: "The share of fetches that fail, 0 to 1.")
     var failureRate = 0.0
+    @Option(name: .long, help: ArgumentHelp(
+        "How uses with no habit are forecast: learned (the daemon's), time-of-day or profile.",
+        valueName: "policy"))
+    var policy = "learned"
     @Option(name: .customLong("emit-fetches"), help: "Write every adaptive fetch time here, one per line.")
     var emitFetches: String?
     @Flag(name: .long, help: "Print JSON.")
@@ -45,6 +49,11 @@ struct Simulate: ParsableCommand {
         var simulator = Simulator(limits: limits)
         guard (0...1).contains(failureRate) else { throw CleanExit.failure("fetchctl: --failure-rate must be between 0 and 1") }
         simulator.failureRate = failureRate
+        guard let chosen = FetchPlanner.Policy(rawValue: policy) else {
+            let known = FetchPlanner.Policy.allCases.map(\.rawValue).joined(separator: ", ")
+            throw CleanExit.failure("fetchctl: --policy \"\(policy)\" is not a policy; expected one of \(known)")
+        }
+        simulator.policy = chosen
         let report = simulator.run(uses)
         if let emitFetches {
             let offset = uses.last?.utcOffsetSeconds ?? 0

@@ -163,6 +163,16 @@ struct EndToEndTests {
         #expect(simulated.status == 0 && simulated.output.contains("\"uses\" : 1"), "\(simulated.output)")
         let missing = try DaemonProcess.run(TestBinaries.path(of: "fetchctl"), ["simulate", "--from-state"])
         #expect(missing.status == 1 && missing.output.contains("--from-state needs --handler NAME"), "\(missing.output)")
+        // Each policy the bench compares runs; an unknown one is named with the known ones.
+        for policy in ["learned", "time-of-day", "profile"] {
+            let run = try DaemonProcess.run(TestBinaries.path(of: "fetchctl"), [
+                "simulate", "--from-state", "--config", daemon.configPath, "--handler", "news", "--policy", policy])
+            #expect(run.status == 0, "\(policy): \(run.output)")
+        }
+        let unknownPolicy = try DaemonProcess.run(TestBinaries.path(of: "fetchctl"), [
+            "simulate", "--from-state", "--config", daemon.configPath, "--handler", "news", "--policy", "oracle"])
+        #expect(unknownPolicy.status == 1 && unknownPolicy.output.contains("--policy \"oracle\" is not a policy; expected one of learned, time-of-day, profile"),
+                "\(unknownPolicy.output)")
         daemon.stopAndReadLog()
     }
 

@@ -7,7 +7,7 @@ import Testing
 /// each round, on random forecasts, limits and latest fetches: both must choose the same times.
 struct GreedyPlanTests {
     /// The plain greedy: the plan's times relative to `now`, earliest first.
-    static func reference(expected: [Double], spreadWeight: Double, limits: FetchPlanner.Limits,
+    static func reference(expected: [Double], cost weights: FetchPlanner.Cost, limits: FetchPlanner.Limits,
                           last: Double?, earliest: Double) -> [Double] {
         let count = expected.count, binSeconds = FetchPlanner.binSeconds
         var mass = [0.0], moment = [0.0]
@@ -20,13 +20,18 @@ struct GreedyPlanTests {
             let split = min(to, max(from, Int(((fetch + limit) / binSeconds - 0.5).rounded(.down)) + 1))
             return (moment[split] - moment[from]) - fetch * (mass[split] - mass[from]) + limit * (mass[to] - mass[split])
         }
+        func stale(_ from: Int, _ to: Int, _ fetch: Double, _ limit: Double) -> Double {
+            guard from < to else { return 0 }
+            return mass[to] - mass[min(to, max(from, Int(((fetch + limit) / binSeconds - 0.5).rounded(.down)) + 1))]
+        }
         func cost(_ from: Int, _ to: Int, _ fetch: Double) -> Double {
-            capped(from, to, fetch, FetchPlanner.stalenessCapSeconds)
-                + spreadWeight * capped(from, to, fetch, FetchPlanner.spreadCapSeconds)
+            weights.spreadWeight * capped(from, to, fetch, weights.spreadCapSeconds)
+                + weights.cappedWeight * capped(from, to, fetch, FetchPlanner.stalenessCapSeconds)
+                + weights.staleWeight * FetchPlanner.stalenessCapSeconds * stale(from, to, fetch, FetchPlanner.freshSeconds)
         }
         var chosen: [(time: Double, bin: Int)] = [(last ?? -FetchPlanner.stalenessCapSeconds, 0)]
         let made = FetchPlanner.madeShare(expected)
-        let reach = Int(FetchPlanner.spreadCapSeconds / binSeconds) + 1
+        let reach = Int(weights.spreadCapSeconds / binSeconds) + 1
         var candidates = (0..<count).filter { mass[min(count, $0 + reach)] - mass[$0] > 1e-4 }
         var spent = 0.0
         while spent < Double(limits.budgetPerDay), chosen.count <= FetchPlanner.mostPlannedPerBudget * limits.budgetPerDay {
@@ -75,11 +80,11 @@ struct GreedyPlanTests {
                 leadSeconds: [0, 120, 600][Int(random.unit() * 3)])
             let last: Double? = random.unit() < 0.2 ? nil : -random.unit() * 10_000
             let earliest = random.unit() < 0.5 ? 0 : random.unit() * 7_200
-            let spreadWeight = random.unit() < 0.5 ? FetchPlanner.spreadWeight : FetchPlanner.diffuseSpreadWeight
+            let cost = [FetchPlanner.Cost.habit, .diffuse, .scattered][Int(random.unit() * 3)]
             let plan = FetchPlanner(limits: limits).greedyPlan(
-                now: now, shaped: (expected, spreadWeight), past: last.map { [now.addingTimeInterval($0)] } ?? [],
+                now: now, shaped: (expected, cost), past: last.map { [now.addingTimeInterval($0)] } ?? [],
                 floor: now.addingTimeInterval(earliest), offsetSeconds: 0)
-            let want = Self.reference(expected: expected, spreadWeight: spreadWeight, limits: limits, last: last, earliest: earliest)
+            let want = Self.reference(expected: expected, cost: cost, limits: limits, last: last, earliest: earliest)
             #expect(plan.map { $0.date.timeIntervalSince(now) } == want, "round \(round), \(limits)")
         }
     }

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""make bench-learning: the daemon's planner on real and synthetic usage traces, scored as the
+held-out judge scores it, beside the fixed interval, the hindsight-best fixed daily schedule and
+an online time-of-day learner computed in the same run.
+
+usage: learning_bench.py BIN_DIR [--json OUT] [--policy NAME ...] [--check] [--budget N]
+
+Traces: bench/traces/real/*.txt (real people, see its sources-*.tsv) and ../shared/traces/*.txt
+(synthetic habits) when that folder is there. Each policy is `fetchctl simulate --policy NAME`
+(the daemon's own code); the first is the daemon's default. --check also runs the judge's
+script (../shared/scoring/staleness.py) on every schedule and fails on any difference.
+"""
+import argparse, glob, json, math, os, subprocess, sys, tempfile, time
+from concurrent.futures import ThreadPoolExecutor
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import learning_anchors as anchors  # noqa: E402
+import learning_score as scoring  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REAL = os.path.join(HERE, "traces", "real")
+SHARED = os.path.join(HERE, "..", "..", "shared")
+JUDGE = os.path.join(SHARED, "scoring", "staleness.py")
+
+
+def traces():
+    """(group, name, path): the real corpus first, then the synthetic traces."""
+    found = [("real", os.path.basename(p)[:-4], p) for p in sorted(glob.glob(os.path.join(REAL, "*.txt")))]
+    found += [("synthetic", os.path.basename(p)[:-4], p) for p in sorted(glob.glob(os.path.join(SHARED, "traces", "*.txt")))]
+    return found
+
+
+def write_times(path, times):
+    with open(path, "w") as out:
+        out.write("".join(f"{t:.3f}\n" for t in times))
+
+
+def simulate(fetchctl, trace, policy, budget, folder):
+    """The planner's fetch times for `trace` and its report (planning time)."""
+    emitted = os.path.join(folder, f"{os.path.basename(trace)}.{policy or 'default'}.fetches")
+    command = [fetchctl, "simulate", "--usage", trace, "--budget", f"{budget}/day", "--emit-fetches", emitted, "--json"]
+    if policy:
+        command += ["--policy", policy]
+    report = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+    return scoring.read_times(emitted), report, emitted
+
+
+def judge(trace, fetch_file):
+    return json.loads(subprocess.run([sys.executable, JUDGE, trace, fetch_file], capture_output=True, text=True,
+                                     check=True).stdout)
+
+
+def most_in_a_day(fetches):
+    """The most fetches in any 24 hours (a window starting at each fetch)."""
+    most, low = 0, 0
+    for high in range(len(fetches)):
+        while fetches[high] - fetches[low] >= scoring.DAY_SECONDS:
+            low += 1
+        most = max(most, high - low + 1)
+    return most
+
+
+def figures(result):
+    return {"gain": result["fresh_gain"], "median_ratio": result["median_ratio"], "p90_ratio": scoring.p90_ratio(result),
+            "fresh": result["adaptive"]["fresh15"], "median_min": result["adaptive"]["median_min"],
+            "p90_min": result["adaptive"]["p90_min"], "fetches_per_day": result["fetches_per_day"]}
+
+
+def run_trace(fetchctl, group, name, path, policies, budget, folder, check):
+    uses = anchors.read_uses(path)
+    times = [t for t, _ in uses]
+    row = {"group": group, "trace": name, "uses": len(uses), "policies": {}}
+    for policy in policies:
+        fetches, report, emitted = simulate(fetchctl, path, policy, budget, folder)
+        result = scoring.score(times, fetches)
+        if check:
+            theirs = judge(path, emitted)
+            if theirs != json.loads(json.dumps(result)):
+                raise SystemExit(f"{name}: the bench's scorer and {JUDGE} disagree:\n{result}\n{theirs}")
+        entry = figures(result)
+        entry["most_in_24h"] = most_in_a_day(fetches)
+        entry["planning_us"] = report["planningMicroseconds"]
+        row["policies"][policy or "default"] = entry
+    row["days"] = scoring.score(times, [])["days"]
+    for anchor in ["online", "hindsight"]:
+        fetches = getattr(anchors, anchor)(uses, budget)
+        row[anchor] = figures(scoring.score(times, fetches))
+        if check:
+            anchor_file = os.path.join(folder, f"{name}.{anchor}.fetches")
+            with open(anchor_file, "w") as out:
+                out.write("".join(anchors_iso(t) + "\n" for t in fetches))
+            theirs = judge(path, anchor_file)
+            if abs(theirs["fresh_gain"] - row[anchor]["gain"]) > 1e-12:
+                raise SystemExit(f"{name}/{anchor}: the bench's scorer and the judge's disagree")
+    return row
+
+
+def anchors_iso(t):
+    import datetime as dt
+    return dt.datetime.fromtimestamp(t, dt.timezone.utc).isoformat()
+
+
+def geomean(values):
+    values = [max(v, 1e-9) for v in values]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def year_trace(path, folder):
+    """`path` repeated, each copy 13 weeks after the one before, to a year: planning cost with a
+    year of history (the model keeps the last `memoryDays` of it)."""
+    import datetime as dt
+    lines = [dt.datetime.fromisoformat(l.strip()) for l in open(path) if l.strip()]
+    out = os.path.join(folder, "year.txt")
+    with open(out, "w") as f:
+        for copy in range(4):
+            for moment in lines:
+                f.write((moment + dt.timedelta(weeks=13 * copy)).isoformat() + "\n")
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("bin_dir")
+    parser.add_argument("--json")
+    parser.add_argument("--policy", action="append", default=None)
+    parser.add_argument("--budget", type=int, default=12)
+    parser.add_argument("--check", action="store_true")
+    parser.add_argument("--only", help="trace names containing this")
+    args = parser.parse_args()
+    fetchctl = os.path.join(args.bin_dir, "fetchctl")
+    policies = args.policy or [None]
+    if args.check and not os.path.exists(JUDGE):
+        raise SystemExit(f"--check needs the judge's scorer at {JUDGE}")
+    found = [t for t in traces() if not args.only or args.only in t[1]]
+    if not found:
+        raise SystemExit(f"no traces under {REAL}")
+    with tempfile.TemporaryDirectory() as folder, ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        rows = list(pool.map(lambda t: run_trace(fetchctl, *t, policies, args.budget, folder, args.check), found))
+        names = [p or "default" for p in policies]
+        header = "| trace | uses | " + " | ".join(f"{n}: gain / median / p90 ratio (fresh)" for n in names)
+        print(header + " | online | hindsight |")
+        print("|" + " --- |" * (4 + len(names)))
+        for row in rows:
+            cells = [f"{p['gain']:.2f}× / {p['median_ratio']:.2f} / {p['p90_ratio']:.2f} ({p['fresh']:.2f})"
+                     for p in row["policies"].values()]
+            for anchor in ["online", "hindsight"]:
+                a = row[anchor]
+                cells.append(f"{a['gain']:.2f}× / {a['median_ratio']:.2f} / {a['p90_ratio']:.2f}")
+            print(f"| {row['trace']} | {row['uses']} | " + " | ".join(cells) + " |")
+        summary = {}
+        for group in ["real", "synthetic"]:
+            members = [r for r in rows if r["group"] == group]
+            if not members:
+                continue
+            summary[group] = {}
+            for name in names + ["online", "hindsight"]:
+                entries = [r["policies"][name] if name in r["policies"] else r[name] for r in members]
+                summary[group][name] = {
+                    "gain": geomean([e["gain"] for e in entries]),
+                    "median_ratio": geomean([e["median_ratio"] for e in entries]),
+                    "p90_ratio": geomean([e["p90_ratio"] for e in entries]),
+                    "worst_median_ratio": max(e["median_ratio"] for e in entries),
+                    "most_in_24h": max(e.get("most_in_24h", 0) for e in entries)}
+            print(f"\ngeo-mean over {len(members)} {group} traces:")
+            for name, s in summary[group].items():
+                print(f"  {name:>10}: gain {s['gain']:.2f}×, median ratio {s['median_ratio']:.2f} (worst {s['worst_median_ratio']:.2f}), "
+                      f"p90 ratio {s['p90_ratio']:.2f}" + (f", most fetches in 24 h {s['most_in_24h']}" if s['most_in_24h'] else ""))
+        year = year_trace(max(found, key=lambda t: os.path.getsize(t[2]))[2], folder)
+        planning = {}
+        for policy in policies:
+            _, report, _ = simulate(fetchctl, year, policy, args.budget, folder)
+            planning[policy or "default"] = report["planningMicroseconds"]
+            print(f"planning with a year of uses ({policy or 'default'}): {report['planningMicroseconds']:.0f} µs per decision"
+                  + (f", learned state {report['learnedStateBytes']} bytes" if "learnedStateBytes" in report else ""))
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump({"date": time.strftime("%Y-%m-%d"), "budget_per_day": args.budget, "traces": rows,
+                       "geomean": summary, "planning_us_year": planning}, out, indent=1)
+
+
+if __name__ == "__main__":
+    main()
