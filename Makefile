@@ -130,18 +130,20 @@ bench-transfer: deps
 	python3 bench/transfer_bench.py --bin-dir $$($(SWIFT) build -c release --show-bin-path) \
 		--json bench/results/transfer-$$(date +%Y%m%d).json $(BENCH_ARGS)
 
-# The usage planner on the synthetic traces (fetchctl simulate), and planning time per decision;
-# then the bound: what a policy that knows each habit's true time and jitter could reach; then a
-# yardstick: per-habit chains learned online (bench/chain_policy.py).
 # The planner on the real usage traces (bench/traces/real) and the synthetic ones (../shared/traces),
 # scored as the held-out judge scores (bench/learning_score.py; --check runs the judge's own script
-# on every schedule), beside a fixed interval, the hindsight-best daily schedule and an online
-# time-of-day learner (bench/README.md quotes it).
+# on every schedule), beside a fixed interval, the greedy hindsight daily schedule and an online
+# time-of-day learner (bench/README.md quotes it); first it checks that the population prior
+# (Sources/FetchdPlanner/PopulationPrior.swift) is what bench/population_prior.py makes of the corpus.
 bench-learning: deps
+	python3 bench/population_prior.py --check
 	$(SWIFT) build -c release --product fetchctl
 	python3 bench/learning_bench.py $$($(SWIFT) build -c release --show-bin-path) --check \
 		--policy learned --policy time-of-day --policy profile --json bench/results/learning-$$(date +%Y%m%d).json
 
+# The usage planner on the synthetic traces (fetchctl simulate), and planning time per decision;
+# then the bound: what a policy that knows each habit's true time and jitter could reach; then a
+# yardstick: per-habit chains learned online (bench/chain_policy.py).
 bench-planner: deps
 	$(SWIFT) build -c release --product fetchctl
 	python3 bench/planner_bench.py $$($(SWIFT) build -c release --show-bin-path) bench/results/planner-$$(date +%Y%m%d).json

@@ -141,8 +141,8 @@ let package = Package(
         .testTarget(
             name: "FetchdDaemonTests",
             dependencies: [
-                "FetchdDaemon", "FetchdControl", "FetchdConfig", "FetchdCore", "FetchdState", "FetchdSystemd",
-                "FetchdTestSupport",
+                "FetchdDaemon", "FetchdControl", "FetchdConfig", "FetchdCore", "FetchdPlanner", "FetchdState",
+                "FetchdSystemd", "FetchdTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

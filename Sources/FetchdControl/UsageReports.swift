@@ -71,10 +71,34 @@ public struct UsageReport: Codable, Sendable, Equatable {
     public var recentUses: [Use]
     /// The fetches planned for the next 24 hours.
     public var plannedFetches: [Planned]
+    /// How much likelier the next use is than the time of day says, by time since the latest
+    /// use: (from, to) minutes and the factor; nil from a daemon that does not learn it.
+    public var afterUse: [AfterUse]?
+
+    /// A stretch of time after a use and how likely the next use is in it.
+    public struct AfterUse: Codable, Sendable, Equatable {
+        /// Minutes after the use, start and end.
+        public var fromMinutes: Int
+        /// See `fromMinutes`.
+        public var toMinutes: Int
+        /// The factor on the time of day's expected uses (1: as the time of day says).
+        public var risk: Double
+        /// Creates one.
+        public init(fromMinutes: Int, toMinutes: Int, risk: Double) {
+            self.fromMinutes = fromMinutes
+            self.toMinutes = toMinutes
+            self.risk = risk
+        }
+        enum CodingKeys: String, CodingKey {
+            case risk
+            case fromMinutes = "from_minutes"
+            case toMinutes = "to_minutes"
+        }
+    }
 
     /// Creates a report.
     public init(handler: String, learns: Bool, sources: [String], daysOfUse: Int, weekByHour: [[Double]],
-                recentUses: [Use], plannedFetches: [Planned]) {
+                recentUses: [Use], plannedFetches: [Planned], afterUse: [AfterUse]? = nil) {
         self.handler = handler
         self.learns = learns
         self.sources = sources
@@ -82,10 +106,12 @@ public struct UsageReport: Codable, Sendable, Equatable {
         self.weekByHour = weekByHour
         self.recentUses = recentUses
         self.plannedFetches = plannedFetches
+        self.afterUse = afterUse
     }
 
     enum CodingKeys: String, CodingKey {
         case handler, learns, sources
+        case afterUse = "after_use"
         case daysOfUse = "days_of_use"
         case weekByHour = "week_by_hour"
         case recentUses = "recent_uses"

@@ -38,6 +38,14 @@ extension FetchCoordinator {
         if let plan = plans[handler.name], now.timeIntervalSince(plan.madeAt) < Self.planLifetimeSeconds {
             return plan.decision
         }
+        let (decision, floor) = decide(handler, now: now)
+        plans[handler.name] = (decision, floor, now)
+        return decision
+    }
+
+    /// A fresh decision from the stored uses, attempts and results (no cached plan), and the
+    /// earliest the handler may run: what `fetchctl simulate` replays.
+    func decide(_ handler: HandlerConfig, now: Date) -> (decision: FetchPlanner.Decision, floor: Date) {
         let (model, planner, attempts, _) = planningInputs(handler, now: now)
         let results = ((try? state.history(of: handler.name, limit: 10)) ?? []).compactMap(\.fetchResult)
         // Never fetched: at once, like any new handler.
@@ -45,8 +53,7 @@ extension FetchCoordinator {
             ? FetchPlanner.Decision(date: now, reason: "first fetch")
             : planner.next(now: now, model: model, recentFetches: attempts,
                            feedback: FetchPlanner.Feedback(resultsNewestFirst: results))
-        plans[handler.name] = (decision, planner.earliestAllowed(now: now, recentFetches: attempts), now)
-        return decision
+        return (decision, planner.earliestAllowed(now: now, recentFetches: attempts))
     }
 
     /// The model of `handler`'s stored uses, its planner, its recent fetch attempts, and the
@@ -83,7 +90,17 @@ extension FetchCoordinator {
             handler: name, learns: handler.learnsUsage, sources: handler.usage.map(\.rawValue),
             daysOfUse: model.daysOfUse, weekByHour: week,
             recentUses: recent.map { UsageReport.Use(at: $0.at, utcOffsetSeconds: $0.utcOffsetSeconds, source: $0.source) },
-            plannedFetches: planned.map { UsageReport.Planned(at: $0.date, reason: $0.reason) })
+            plannedFetches: planned.map { UsageReport.Planned(at: $0.date, reason: $0.reason) },
+            afterUse: afterUse(of: handler, model: model, now: now))
+    }
+
+    /// The learned risk of the next use by time since the latest, for a handler that learns
+    /// and has uses (nil otherwise: a population's figures would read as this user's).
+    private func afterUse(of handler: HandlerConfig, model: UsageModel, now: Date) -> [UsageReport.AfterUse]? {
+        guard handler.learnsUsage, !model.sessions.isEmpty else { return nil }
+        return model.learnedGapRisk(at: now).map {
+            UsageReport.AfterUse(fromMinutes: $0.fromMinutes, toMinutes: $0.toMinutes, risk: $0.risk)
+        }
     }
 
     /// Planned times of the learning handlers, for the scheduler, held back by the shared

@@ -67,32 +67,50 @@ public struct FetchPlanner: Sendable {
         let last = recentFetches.last
         let floor = earliestAllowed(now: now, recentFetches: recentFetches)
         let ceiling = last.map { $0.addingTimeInterval(limits.maxStalenessSeconds) }
-        guard model.isWarm else {
+        guard let shaped = forecastToPlan(now: now, model: model) else {
             let interval = max(limits.minIntervalSeconds, 86_400 / Double(limits.budgetPerDay))
             let date = max(floor, last.map { $0.addingTimeInterval(interval) } ?? now)
             return Decision(date: date, reason: "cold start (\(model.daysOfUse) day(s) of use): every \(Self.text(interval))")
         }
         // Only the first planned fetch is made; the rest are not described (a reason per
         // planned fetch was a tenth of a decision's cost).
-        let plan = greedyPlan(now: now, shaped: shapedForecast(now: now, model: model), past: recentFetches, floor: floor,
+        let plan = greedyPlan(now: now, shaped: shaped, past: recentFetches, floor: floor,
                               offsetSeconds: model.sessions.last?.utcOffsetSeconds ?? 0, first: 1)
-        guard let first = plan.first else {
+        guard var first = plan.first else {
             let date = max(floor, ceiling ?? now.addingTimeInterval(Double(Self.horizonBins) * Self.binSeconds))
             return Decision(date: date, reason: "no use predicted in the next 24 h: max_staleness")
         }
         if let ceiling, first.date > ceiling {
             return Decision(date: max(floor, ceiling), reason: "max_staleness \(Self.text(limits.maxStalenessSeconds))")
         }
+        first.reason = Self.coldStartPrefix(model) + first.reason
         return first
     }
 
     /// The fetches planned for the next 24 hours, earliest first (what `fetchctl usage` shows);
-    /// empty before the model is warm.
+    /// empty while the plan is a plain interval.
     public func plan(now: Date, model: UsageModel, recentFetches: [Date]) -> [Decision] {
-        guard model.isWarm else { return [] }
-        return greedyPlan(now: now, shaped: shapedForecast(now: now, model: model), past: recentFetches,
+        guard let shaped = forecastToPlan(now: now, model: model) else { return [] }
+        let prefix = Self.coldStartPrefix(model)
+        return greedyPlan(now: now, shaped: shaped, past: recentFetches,
                           floor: earliestAllowed(now: now, recentFetches: recentFetches),
                           offsetSeconds: model.sessions.last?.utcOffsetSeconds ?? 0)
+            .map { Decision(date: $0.date, reason: prefix + $0.reason) }
+    }
+
+    /// What a reason starts with while the model is not warm (planned on the population's hours).
+    static func coldStartPrefix(_ model: UsageModel) -> String {
+        model.isWarm ? "" : "cold start (\(model.daysOfUse) day(s) of use, people's usual hours): "
+    }
+
+    /// What to plan on: `shapedForecast` once the model is warm; before that, under
+    /// `Policy.learned`, the population's hours of use at the user's own rate and the time since
+    /// the latest use (`UsageModel.scatteredForecast`, whose prior carries the first days); nil
+    /// for a plain interval (no use seen yet, or another policy).
+    func forecastToPlan(now: Date, model: UsageModel) -> (expected: [Double], cost: Cost)? {
+        if model.isWarm { return shapedForecast(now: now, model: model) }
+        guard policy == .learned, !model.sessions.isEmpty else { return nil }
+        return (model.scatteredForecast(from: now, bins: Self.horizonBins, localOffset: localOffset), .scattered)
     }
 
     /// The earliest moment the floor (`min_interval`) and the rolling budget allow.
@@ -135,14 +153,19 @@ public struct FetchPlanner: Sendable {
         /// Expected uses in bins [from, to) older than `limit` at use.
         func stale(from: Int, to: Int, fetch: Double, limit: Double) -> Double {
             guard from < to else { return 0 }
-            return mass[to] - mass[min(to, max(from, Int(((fetch + limit) / Self.binSeconds - 0.5).rounded(.down)) + 1))]
+            let split = min(to, max(from, Int(((fetch + limit) / Self.binSeconds - 0.5).rounded(.down)) + 1))
+            return mass[to] - mass[split]
         }
         /// Mostly "was it fresh" (staleness capped near the fresh limit, or uses not fresh), plus
         /// some of the longer staleness, so that uses with no clear habit still get spread fetches.
         func cost(from: Int, to: Int, fetch: Double) -> Double {
             var total = weights.spreadWeight * capped(from: from, to: to, fetch: fetch, limit: weights.spreadCapSeconds)
-            if weights.cappedWeight > 0 { total += weights.cappedWeight * capped(from: from, to: to, fetch: fetch, limit: cap) }
-            if weights.staleWeight > 0 { total += weights.staleWeight * cap * stale(from: from, to: to, fetch: fetch, limit: Self.freshSeconds) }
+            if weights.cappedWeight > 0 {
+                total += weights.cappedWeight * capped(from: from, to: to, fetch: fetch, limit: cap)
+            }
+            if weights.staleWeight > 0 {
+                total += weights.staleWeight * cap * stale(from: from, to: to, fetch: fetch, limit: Self.freshSeconds)
+            }
             return total
         }
         // Fetches chosen so far: (time relative to now, first bin they serve). The latest real

@@ -38,6 +38,9 @@ public struct Simulator: Sendable {
         public var freshAtUseByWeek: [Double]
         /// Mean planning time per decision, in microseconds.
         public var planningMicroseconds: Double
+        /// The most the model held at any decision, in bytes: the remembered sessions, all of the
+        /// state a handler's planning keeps (the rest is computed again at each decision).
+        public var learnedStateBytes: Int
         /// Every adaptive fetch, as an instant.
         public var fetchTimes: [Date]
     }
@@ -61,7 +64,7 @@ public struct Simulator: Sendable {
         guard let firstUse = uses.first, let lastUse = uses.last else {
             let empty = Self.metrics(staleness: [], fetches: 0, days: 1)
             return Report(adaptive: empty, fixedInterval: empty, oracle: empty, freshAtUseByWeek: [],
-                          planningMicroseconds: 0, fetchTimes: [])
+                          planningMicroseconds: 0, learnedStateBytes: 0, fetchTimes: [])
         }
         let start = Date(timeIntervalSince1970: Double(
             LocalTime(firstUse.date, offsetSeconds: firstUse.utcOffsetSeconds).dayNumber * 86_400 - firstUse.utcOffsetSeconds))
@@ -73,7 +76,7 @@ public struct Simulator: Sendable {
         var random = SplitMix(seed: 42)
         var attempts = [start], fresh = start, results: [FetchResult] = [.newData]
         var staleness: [Double] = [], useIndex = 0
-        var planningTime = Duration.zero, decisions = 0
+        var planningTime = Duration.zero, decisions = 0, mostSessions = 0
         var now = start
         while useIndex < uses.count {
             let clock = ContinuousClock(), began = clock.now
@@ -87,6 +90,7 @@ public struct Simulator: Sendable {
                 now = use.date
                 staleness.append(use.date.timeIntervalSince(fresh))
                 model.add(use)
+                mostSessions = max(mostSessions, model.sessions.count)
                 useIndex += 1
             } else {
                 now = next
@@ -111,6 +115,7 @@ public struct Simulator: Sendable {
             oracle: Self.metrics(staleness: uses.map { _ in 0 }, fetches: uses.count, days: days),
             freshAtUseByWeek: byWeek,
             planningMicroseconds: Double(planningTime / .microseconds(1)) / Double(max(1, decisions)),
+            learnedStateBytes: mostSessions * MemoryLayout<UsageEvent>.stride,
             fetchTimes: attempts)
     }
 

@@ -75,8 +75,11 @@ extension UsageModel {
     }
 
     /// The weight of an event at `date` seen from `now` (the half-life).
-    func decay(_ date: Date, at now: Date) -> Double {
-        pow(0.5, max(0, now.timeIntervalSince(date)) / 86_400 / settings.halfLifeDays)
+    func decay(_ date: Date, at now: Date) -> Double { decay(date, at: now, halfLifeDays: settings.halfLifeDays) }
+
+    /// The weight of an event at `date` seen from `now` with `halfLifeDays`.
+    func decay(_ date: Date, at now: Date, halfLifeDays: Double) -> Double {
+        pow(0.5, max(0, now.timeIntervalSince(date)) / 86_400 / halfLifeDays)
     }
 
     /// Sums of `values` over a circular window: `(bin, radius)` gives bins bin-radius...bin+radius

@@ -12,6 +12,9 @@ extension UsageModel {
     /// The share of the profile taken from the same kind of day (weekdays, weekend); the rest
     /// from every day pooled, which is steadier while weekends are few.
     static let scatteredKindShare = 0.5
+    /// The population's hours of use (`PopulationPrior`) count as this many days of the user's
+    /// own, at the user's own rate of use: they shape the first days, and fade as days add up.
+    static let scatteredPriorDays = 0.3
 
     /// For uses with no habit to wait for: expected uses per 5-minute bin on one day of each
     /// kind (0: weekdays, 1: weekend), over a long memory.
@@ -20,7 +23,8 @@ extension UsageModel {
         guard let first = sessions.first, let latest = sessions.last else {
             return Array(repeating: Array(repeating: 0, count: count), count: 2)
         }
-        let weight = { (date: Date) in pow(0.5, max(0, now.timeIntervalSince(date)) / 86_400 / Self.scatteredHalfLifeDays) }
+        let binsPerHour = count / 24
+        let weight = { (date: Date) in decay(date, at: now, halfLifeDays: Self.scatteredHalfLifeDays) }
         var byKind = Array(repeating: Array(repeating: 0.0, count: count), count: 2)
         var pooled = Array(repeating: 0.0, count: count)
         let kernel = Self.gaussianKernel(sdBins: Self.scatteredKernelBins)
@@ -42,11 +46,18 @@ extension UsageModel {
             days[Self.weekday(ofDay: day) >= 5 ? 1 : 0] += weight(noon)
         }
         let allDays = days[0] + days[1]
+        // The prior: the population's share of each hour, at this user's uses per day (itself
+        // shrunk toward the population's while few days are known).
+        let priorDays = Self.scatteredPriorDays
+        let perDay = (pooled.reduce(0, +) + priorDays * PopulationPrior.usesPerDay) / (allDays + priorDays)
+        let prior = (0..<2).map { kind in
+            (0..<count).map { perDay * PopulationPrior.hourShare[kind][$0 / binsPerHour] / Double(binsPerHour) }
+        }
         return (0..<2).map { kind in
             (0..<count).map { bin in
-                let all = allDays > 0 ? pooled[bin] / allDays : 0
-                // Until half a day of this kind has been seen, the pooled profile stands in for it.
-                let own = days[kind] > 0.5 ? byKind[kind][bin] / days[kind] : all
+                let priorAll = (5 * prior[0][bin] + 2 * prior[1][bin]) / 7
+                let all = (pooled[bin] + priorDays * priorAll) / (allDays + priorDays)
+                let own = (byKind[kind][bin] + priorDays * prior[kind][bin]) / (days[kind] + priorDays)
                 return Self.scatteredKindShare * own + (1 - Self.scatteredKindShare) * all
             }
         }
@@ -59,7 +70,8 @@ extension UsageModel {
                                   withGapRisk: Bool = true) -> [Double] {
         guard let latest = sessions.last else { return Array(repeating: 0, count: bins) }
         let profile = scatteredProfile(at: start)
-        let risk = withGapRisk ? gapRisk(profile: profile, at: start) : Array(repeating: 1, count: Self.gapClassesMinutes.count)
+        let risk = withGapRisk ? gapRisk(profile: profile, at: start)
+            : Array(repeating: 1, count: Self.gapClassesMinutes.count)
         let binSeconds = Double(Self.binMinutes * 60)
         let sinceLatest = start.timeIntervalSince(latest.date)
         return (0..<bins).map { index in

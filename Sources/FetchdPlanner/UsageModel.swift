@@ -120,10 +120,7 @@ public struct UsageModel: Sendable {
         // Two bins (10 min) at two days, shrinking as 1/sqrt(days) like the error of a mean.
         let sd = 2 * (2 / Double(max(1, daysOfUse))).squareRoot()
         guard sd > 1.1 else { return kernel }  // `kernel`'s own spread
-        let reach = Int((3 * sd).rounded(.up))
-        let raw = (-reach...reach).map { (offset: $0, weight: exp(-Double($0 * $0) / (2 * sd * sd))) }
-        let total = raw.reduce(0) { $0 + $1.weight }
-        return raw.map { ($0.offset, $0.weight / total) }
+        return gaussianKernel(sdBins: sd)
     }
 
     /// The weekday (0 = Monday) of a day number (days since 1970-01-01, a Thursday).

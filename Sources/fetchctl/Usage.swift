@@ -20,12 +20,24 @@ struct Usage: ParsableCommand {
         let sources = report.sources.isEmpty ? "none (set usage = [\"reads\"] to learn)" : report.sources.joined(separator: ", ")
         print("\(report.handler): usage sources \(sources); \(report.daysOfUse) day(s) of use remembered")
         print(Self.heatmap(report.weekByHour))
+        if let afterUse = report.afterUse, let line = Self.afterUseLine(afterUse) { print(line) }
         print("\nrecent uses:")
         if report.recentUses.isEmpty { print("  none") }
         for use in report.recentUses { print("  \(TimeText.local(use.at))  \(use.source)") }
         print("\nplanned fetches (next 24 h):")
         if report.plannedFetches.isEmpty { print(report.learns ? "  none" : "  none: min_interval decides") }
         for fetch in report.plannedFetches { print("  \(TimeText.local(fetch.at))  \(fetch.reason)") }
+    }
+
+    /// "after a use, the next one is (...) 2.1× 60 min to 75 min, ... later" for the stretches
+    /// where the learned risk differs from the time of day's by a quarter or more; nil if none.
+    static func afterUseLine(_ afterUse: [UsageReport.AfterUse]) -> String? {
+        func span(_ minutes: Int) -> String { minutes % 60 == 0 && minutes >= 120 ? "\(minutes / 60) h" : "\(minutes) min" }
+        let notable = afterUse.filter { abs($0.risk - 1) >= 0.25 }.map {
+            "\(String(format: "%.1f", $0.risk))× \(span($0.fromMinutes)) to \(span($0.toMinutes))"
+        }
+        guard !notable.isEmpty else { return nil }
+        return "after a use, the next one is (against its time of day alone) " + notable.joined(separator: ", ") + " later"
     }
 
     /// 7 rows (Monday first) × 24 hours, shaded relative to the busiest hour.

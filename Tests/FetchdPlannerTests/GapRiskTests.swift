@@ -27,12 +27,15 @@ struct GapRiskTests {
         let risk = clustered.gapRisk(profile: clustered.scatteredProfile(at: now), at: now)
         let hourClass = try #require(UsageModel.gapClass(minutes: 70))
         #expect(risk[hourClass] > 3, "\(risk)")
-        // The class right after a use, and the next hours, hold no next use: below 1.
-        #expect(risk[0] < 1 && risk[hourClass + 2] < 1, "\(risk)")
+        // The classes right after a use and half an hour after the follow-ups hold no next use:
+        // below the population's risk there.
+        #expect(risk[0] < PopulationPrior.gapRisk[0] && risk[hourClass + 2] < PopulationPrior.gapRisk[hourClass + 2], "\(risk)")
         // One use a day: the next comes a day later, whatever the time of day expected.
         let single = Self.model(days: 28, followUp: false)
         let flat = single.gapRisk(profile: single.scatteredProfile(at: now), at: now)
-        #expect(flat[hourClass] < 1, "\(flat)")
+        #expect(flat[hourClass] < 0.75 * PopulationPrior.gapRisk[hourClass], "\(flat)")
+        // With no uses the population's risk stands.
+        #expect(UsageModel().gapRisk(profile: single.scatteredProfile(at: now), at: now) == PopulationPrior.gapRisk)
     }
 
     @Test func theForecastRisesWhereAFollowUpIsLikely() throws {
@@ -73,6 +76,32 @@ struct GapRiskTests {
             }
             fresh[policy] = report.adaptive.freshAtUse
         }
-        #expect(fresh[.learned]! > fresh[.timeOfDay]! + 0.1, "\(fresh)")
+        #expect(fresh[.learned]! > fresh[.timeOfDay]! + 0.05 && fresh[.learned]! > fresh[.profile]! + 0.05, "\(fresh)")
+    }
+}
+
+/// Before two days of use the first plans come from the population's hours of use at the
+/// user's own rate, not from a plain interval through the night.
+struct PopulationPriorTests {
+    @Test func theFirstDayIsPlannedOnPeoplesUsualHours() throws {
+        var model = UsageModel()
+        // One use on Monday at 10:00 UTC; asked at 02:00 the next night.
+        model.add(UsageEvent(date: Date(timeIntervalSince1970: GapRiskTests.monday + 36_000), utcOffsetSeconds: 0))
+        let now = Date(timeIntervalSince1970: GapRiskTests.monday + 86_400 + 7_200)
+        let limits = FetchPlanner.Limits(budgetPerDay: 12, minIntervalSeconds: 300, maxStalenessSeconds: 86_400)
+        let decision = FetchPlanner(limits: limits).next(now: now, model: model, recentFetches: [now])
+        #expect(decision.reason.hasPrefix("cold start (1 day(s) of use, people's usual hours): predicted use"), "\(decision.reason)")
+        // Not every 2 h through the night: the first fetch waits for the morning.
+        let hour = LocalTime(decision.date, offsetSeconds: 0).minuteOfDay / 60
+        #expect((6..<12).contains(hour), "\(decision.date)")
+        // The other policies keep the plain interval until the model is warm.
+        var plain = FetchPlanner(limits: limits)
+        plain.policy = .timeOfDay
+        #expect(plain.next(now: now, model: model, recentFetches: [now]).date == now.addingTimeInterval(7_200))
+    }
+
+    @Test func thePriorsAreShares() {
+        for kind in 0..<2 { #expect(abs(PopulationPrior.hourShare[kind].reduce(0, +) - 1) < 0.001) }
+        #expect(PopulationPrior.gapRisk.count == UsageModel.gapClassesMinutes.count)
     }
 }

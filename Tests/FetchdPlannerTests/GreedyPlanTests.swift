@@ -20,9 +20,9 @@ struct GreedyPlanTests {
             let split = min(to, max(from, Int(((fetch + limit) / binSeconds - 0.5).rounded(.down)) + 1))
             return (moment[split] - moment[from]) - fetch * (mass[split] - mass[from]) + limit * (mass[to] - mass[split])
         }
+        /// Expected uses in bins [from, to) whose middle is more than `limit` after the fetch.
         func stale(_ from: Int, _ to: Int, _ fetch: Double, _ limit: Double) -> Double {
-            guard from < to else { return 0 }
-            return mass[to] - mass[min(to, max(from, Int(((fetch + limit) / binSeconds - 0.5).rounded(.down)) + 1))]
+            (from..<max(from, to)).filter { (Double($0) + 0.5) * binSeconds - fetch > limit }.reduce(0) { $0 + expected[$1] }
         }
         func cost(_ from: Int, _ to: Int, _ fetch: Double) -> Double {
             weights.spreadWeight * capped(from, to, fetch, weights.spreadCapSeconds)
