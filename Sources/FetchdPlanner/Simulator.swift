@@ -54,7 +54,7 @@ public struct Simulator: Sendable {
     /// How the planner forecasts uses with no habit (the daemon's is the default).
     public var policy = FetchPlanner.Policy.learned
     /// Uses with staleness at most this are fresh.
-    public static let freshSeconds = 15.0 * 60
+    public static let freshSeconds = FetchPlanner.freshSeconds
 
     /// Creates a simulator.
     public init(limits: FetchPlanner.Limits) { self.limits = limits }

@@ -15,19 +15,14 @@ extension UsageModel {
     /// from one or two days), is a handful of spikes with nothing between them, and the plan
     /// left hours without a fetch while uses kept coming.
     public func hoursOfUse(from start: Date, bins: Int, localOffset: (@Sendable (Date) -> Int)? = nil) -> [Double] {
-        guard let first = sessions.first, let latest = sessions.last else { return Array(repeating: 0, count: bins) }
+        guard let latest = sessions.last else { return Array(repeating: 0, count: bins) }
         var byBin = Array(repeating: 0.0, count: Self.binsPerDay)
         for session in sessions {
             let local = LocalTime(session.date, offsetSeconds: session.utcOffsetSeconds)
             byBin[local.minuteOfDay / Self.binMinutes] += decay(session.date, at: start)
         }
         // Per day observed (decayed), whether or not the day had a use, as in `profile(at:)`.
-        let firstDay = LocalTime(first.date, offsetSeconds: first.utcOffsetSeconds).dayNumber
-        let today = LocalTime(start, offsetSeconds: latest.utcOffsetSeconds).dayNumber
-        var days = 0.0
-        for day in firstDay...max(firstDay, today) {
-            days += decay(Date(timeIntervalSince1970: Double(day * 86_400 + 43_200 - latest.utcOffsetSeconds)), at: start)
-        }
+        let days = decayedDaysByWeekday(at: start, halfLifeDays: settings.halfLifeDays).reduce(0, +)
         let radius = Self.hoursOfUseRadiusBins, count = Self.binsPerDay
         let around = Self.circularSums(byBin)
         let smooth = (0..<count).map { around($0, radius) / Double(2 * radius + 1) / max(days, 1e-9) }
@@ -76,6 +71,23 @@ extension UsageModel {
 
     /// The weight of an event at `date` seen from `now` (the half-life).
     func decay(_ date: Date, at now: Date) -> Double { decay(date, at: now, halfLifeDays: settings.halfLifeDays) }
+
+    /// For each weekday (0 = Monday), the local days from the first use's to today's, each
+    /// weighed by the decay of its noon seen from `now`: what a profile divides by, so that a
+    /// bin holds the expected uses on one such day whether or not the day had a use. Local days
+    /// are at the latest use's UTC offset.
+    func decayedDaysByWeekday(at now: Date, halfLifeDays: Double) -> [Double] {
+        var days = Array(repeating: 0.0, count: 7)
+        guard let first = sessions.first, let latest = sessions.last else { return days }
+        let offset = latest.utcOffsetSeconds
+        let firstDay = LocalTime(first.date, offsetSeconds: first.utcOffsetSeconds).dayNumber
+        let today = LocalTime(now, offsetSeconds: offset).dayNumber
+        for day in firstDay...max(firstDay, today) {
+            let noon = Date(timeIntervalSince1970: Double(day * 86_400 + 43_200 - offset))
+            days[Self.weekday(ofDay: day)] += decay(noon, at: now, halfLifeDays: halfLifeDays)
+        }
+        return days
+    }
 
     /// The weight of an event at `date` seen from `now` with `halfLifeDays`.
     func decay(_ date: Date, at now: Date, halfLifeDays: Double) -> Double {

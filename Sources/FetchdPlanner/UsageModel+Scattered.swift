@@ -20,9 +20,7 @@ extension UsageModel {
     /// kind (0: weekdays, 1: weekend), over a long memory.
     func scatteredProfile(at now: Date) -> [[Double]] {
         let count = Self.binsPerDay
-        guard let first = sessions.first, let latest = sessions.last else {
-            return Array(repeating: Array(repeating: 0, count: count), count: 2)
-        }
+        guard !sessions.isEmpty else { return Array(repeating: Array(repeating: 0, count: count), count: 2) }
         let binsPerHour = count / 24
         let weight = { (date: Date) in decay(date, at: now, halfLifeDays: Self.scatteredHalfLifeDays) }
         var byKind = Array(repeating: Array(repeating: 0.0, count: count), count: 2)
@@ -38,13 +36,8 @@ extension UsageModel {
             }
         }
         // Per day observed (decayed), whether or not the day had a use.
-        var days = [0.0, 0.0]
-        let firstDay = LocalTime(first.date, offsetSeconds: first.utcOffsetSeconds).dayNumber
-        let today = LocalTime(now, offsetSeconds: latest.utcOffsetSeconds).dayNumber
-        for day in firstDay...max(firstDay, today) {
-            let noon = Date(timeIntervalSince1970: Double(day * 86_400 + 43_200 - latest.utcOffsetSeconds))
-            days[Self.weekday(ofDay: day) >= 5 ? 1 : 0] += weight(noon)
-        }
+        let byWeekday = decayedDaysByWeekday(at: now, halfLifeDays: Self.scatteredHalfLifeDays)
+        let days = [byWeekday[0..<5].reduce(0, +), byWeekday[5..<7].reduce(0, +)]
         let allDays = days[0] + days[1]
         // The prior: the population's share of each hour, at this user's uses per day (itself
         // shrunk toward the population's while few days are known).

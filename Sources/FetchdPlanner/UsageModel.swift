@@ -83,14 +83,10 @@ public struct UsageModel: Sendable {
         }
         // Normalise by the (decayed) number of days observed of each kind, so a bin holds the
         // expected uses on one such day, whether or not the day had any use.
-        var daysByWeekday = Array(repeating: 0.0, count: 7)
+        let daysByWeekday = decayedDaysByWeekday(at: now, halfLifeDays: settings.halfLifeDays)
         let offset = sessions.last?.utcOffsetSeconds ?? 0
         let firstDay = LocalTime(first.date, offsetSeconds: first.utcOffsetSeconds).dayNumber
         let today = LocalTime(now, offsetSeconds: offset).dayNumber
-        for day in firstDay...max(firstDay, today) {
-            let noon = Date(timeIntervalSince1970: Double(day * 86_400 + 43_200 - offset))
-            daysByWeekday[Self.weekday(ofDay: day)] += weight(noon)
-        }
         var daysByKind = [daysByWeekday[0..<5].reduce(0, +), daysByWeekday[5..<7].reduce(0, +)]
         // Until a whole day of a kind has passed, that kind borrows the other's profile: a new
         // user's first weekend is planned on the weekdays' habits instead of as days without
