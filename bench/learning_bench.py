@@ -80,7 +80,8 @@ def run_trace(fetchctl, group, name, path, policies, budget, folder, check):
         entry["planning_us"] = report["planningMicroseconds"]
         entry["learned_state_bytes"] = report["learnedStateBytes"]
         row["policies"][policy or "default"] = entry
-    row["days"] = scoring.score(times, [])["days"]
+    start, end = scoring.span(times)
+    row["days"] = round((end - start) / scoring.DAY_SECONDS, 1)
     for anchor in ["online", "hindsight"]:
         fetches = getattr(anchors, anchor)(uses, budget)
         row[anchor] = figures(scoring.score(times, fetches))

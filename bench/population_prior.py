@@ -16,6 +16,8 @@ usage: python3 bench/population_prior.py [--check]   (--check: fail if the Swift
 """
 import datetime as dt, glob, os, statistics, sys
 
+from learning_anchors import read_uses
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "Sources", "FetchdPlanner", "PopulationPrior.swift")
 CLASSES = [0, 30, 45, 60, 75, 90, 105, 120, 150, 180, 240, 360, 480, 720]  # UsageModel.gapClassesMinutes
@@ -27,10 +29,9 @@ SPAN, BIN, PER_DAY = 1440, 5, 288
 def sessions(path):
     """(POSIX time, local weekday 0=Monday, local minute of day) per session."""
     out = []
-    for line in open(path):
-        if line.strip():
-            moment = dt.datetime.fromisoformat(line.strip())
-            out.append((moment.timestamp(), moment.weekday(), moment.hour * 60 + moment.minute))
+    for time, offset in read_uses(path):
+        local = dt.datetime.fromtimestamp(time + offset, dt.timezone.utc)
+        out.append((time, local.weekday(), local.hour * 60 + local.minute))
     return out
 
 

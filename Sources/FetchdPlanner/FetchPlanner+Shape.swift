@@ -57,9 +57,10 @@ extension FetchPlanner {
         public static let diffuse = Cost(cappedWeight: 1, staleWeight: 0, spreadWeight: 1, spreadCapSeconds: 6 * 3600)
         /// Scattered uses under `Policy.learned` and `.timeOfDay`: as many uses fresh as can be,
         /// and enough of the staleness up to 3 hours that the tail stays near a fixed interval's.
-        /// On the real traces (bench/README.md) this weight costs about 0.1 of the fresh-at-use
-        /// gain and brings the 90th percentile from about 2.7 times the interval's to 1.1; less
-        /// left the user with no habit (random-user) worse off than with a fixed interval.
+        /// On the real traces this weight cost about 0.1 of the fresh-at-use gain and brought the
+        /// 90th percentile from about 2.7 times the interval's to 1.1 (measured by hand with the
+        /// weight changed, bench/README.md); less left the user with no habit (random-user) worse
+        /// off than with a fixed interval (`ScatteredUseTests`).
         public static let scattered = Cost(cappedWeight: 0, staleWeight: 1, spreadWeight: 0.35, spreadCapSeconds: 3 * 3600)
     }
 
@@ -113,16 +114,20 @@ extension FetchPlanner {
     /// by default on a month of the time of day and the time since the latest use, the mix
     /// that served real people's usage best (bench/README.md).
     func shapedForecast(now: Date, model: UsageModel) -> (expected: [Double], cost: Cost) {
-        let expected = model.forecast(from: now, bins: Self.horizonBins, localOffset: localOffset)
         let recurrence = model.recurrence(at: now)
         let scattered = recurrence < Self.scatteredRecurrence
+        let scatteredForecast = {
+            model.scatteredForecast(from: now, bins: Self.horizonBins, localOffset: localOffset,
+                                    withGapRisk: policy == .learned)
+        }
+        // Uses that do not recur need no habit forecast (the dearer of the two) unless `profile`
+        // shapes it.
+        if scattered, policy != .profile { return (scatteredForecast(), .scattered) }
+        let expected = model.forecast(from: now, bins: Self.horizonBins, localOffset: localOffset)
         guard scattered || Self.isDiffuse(expected) else { return (expected, .habit) }
         switch policy {
-        case .learned, .timeOfDay:
-            return (model.scatteredForecast(from: now, bins: Self.horizonBins, localOffset: localOffset,
-                                            withGapRisk: policy == .learned), .scattered)
-        case .profile:
-            return (profileShaped(expected, now: now, model: model, recurrence: recurrence), .diffuse)
+        case .learned, .timeOfDay: return (scatteredForecast(), .scattered)
+        case .profile: return (profileShaped(expected, now: now, model: model, recurrence: recurrence), .diffuse)
         }
     }
 
