@@ -154,7 +154,11 @@ def main():
                     "gain": geomean([e["gain"] for e in entries]),
                     "median_ratio": geomean([e["median_ratio"] for e in entries]),
                     "p90_ratio": geomean([e["p90_ratio"] for e in entries]),
-                    "worst_median_ratio": max(e["median_ratio"] for e in entries)}
+                    "worst_median_ratio": max(e["median_ratio"] for e in entries),
+                    # Plain means beside the ratios: a planner that fetches less where nobody
+                    # uses the content raises its gain with no more uses fresh, and this shows it.
+                    "mean_fresh": sum(e["fresh"] for e in entries) / len(entries),
+                    "mean_fetches_per_day": sum(e["fetches_per_day"] for e in entries) / len(entries)}
                 if name not in ["online", "hindsight"]:
                     summary[group][name]["most_in_24h"] = max(e["most_in_24h"] for e in entries)
                     summary[group][name]["learned_state_bytes"] = max(e["learned_state_bytes"] for e in entries)
@@ -163,7 +167,8 @@ def main():
                 extra = (f", most fetches in 24 h {s['most_in_24h']}, learned state at most {s['learned_state_bytes']} bytes"
                          if "most_in_24h" in s else "")
                 print(f"  {name:>10}: gain {s['gain']:.2f}×, median ratio {s['median_ratio']:.2f} "
-                      f"(worst {s['worst_median_ratio']:.3f}), p90 ratio {s['p90_ratio']:.2f}" + extra)
+                      f"(worst {s['worst_median_ratio']:.3f}), p90 ratio {s['p90_ratio']:.2f}, fresh {s['mean_fresh']:.3f} "
+                      f"at {s['mean_fetches_per_day']:.2f} fetches a day" + extra)
         year = year_trace(max(found, key=lambda t: os.path.getsize(t[2]))[2], folder)
         planning = {}
         for policy in policies:

@@ -47,6 +47,13 @@ public struct FetchPlanner: Sendable {
     static let stalenessCapSeconds = 20.0 * 60
     /// Content at most this old at a use is fresh (seconds), as the learning bench scores it.
     public static let freshSeconds = 15.0 * 60
+    /// No use for this long (seconds) and the user is away: a day, so that one skipped habit
+    /// does not count.
+    static let awayAfterSeconds = 86_400.0
+    /// While the user is away, at most one fetch per this long (seconds): the content is at most
+    /// this old when they come back, and the budget is not spent on nobody. On the real traces
+    /// this made about a tenth fewer fetches with as many uses fresh (bench/README.md).
+    static let awayIntervalSeconds = 3 * 3600.0
     static let horizonBins = 24 * 60 / UsageModel.binMinutes
     static let binSeconds = Double(UsageModel.binMinutes * 60)
 
@@ -75,7 +82,8 @@ public struct FetchPlanner: Sendable {
         // Only the first planned fetch is made; the rest are not described (a reason per
         // planned fetch was a tenth of a decision's cost).
         let plan = greedyPlan(now: now, shaped: shaped, past: recentFetches, floor: floor,
-                              offsetSeconds: model.sessions.last?.utcOffsetSeconds ?? 0, first: 1)
+                              offsetSeconds: model.sessions.last?.utcOffsetSeconds ?? 0, latestUse: model.sessions.last?.date,
+                              first: 1)
         guard var first = plan.first else {
             let date = max(floor, ceiling ?? now.addingTimeInterval(Double(Self.horizonBins) * Self.binSeconds))
             return Decision(date: date, reason: "no use predicted in the next 24 h: max_staleness")
@@ -83,7 +91,8 @@ public struct FetchPlanner: Sendable {
         if let ceiling, first.date > ceiling {
             return Decision(date: max(floor, ceiling), reason: "max_staleness \(Self.text(limits.maxStalenessSeconds))")
         }
-        first.reason = Self.coldStartPrefix(model) + first.reason
+        first.reason = Self.coldStartPrefix(model) + Self.awayPrefix(first.date, latestUse: model.sessions.last?.date)
+            + first.reason
         return first
     }
 
@@ -94,8 +103,14 @@ public struct FetchPlanner: Sendable {
         let prefix = Self.coldStartPrefix(model)
         return greedyPlan(now: now, shaped: shaped, past: recentFetches,
                           floor: earliestAllowed(now: now, recentFetches: recentFetches),
-                          offsetSeconds: model.sessions.last?.utcOffsetSeconds ?? 0)
+                          offsetSeconds: model.sessions.last?.utcOffsetSeconds ?? 0, latestUse: model.sessions.last?.date)
             .map { Decision(date: $0.date, reason: prefix + $0.reason) }
+    }
+
+    /// What a reason starts with when the fetch comes after a day without use.
+    static func awayPrefix(_ date: Date, latestUse: Date?) -> String {
+        guard let latestUse, date.timeIntervalSince(latestUse) >= awayAfterSeconds else { return "" }
+        return "no use for a day: at most every \(text(awayIntervalSeconds)); "
     }
 
     /// What a reason starts with while the model is not warm (planned on the population's hours).
@@ -127,7 +142,7 @@ public struct FetchPlanner: Sendable {
     /// Greedy plan over the horizon: fetch times, earliest first, each with its reason; only the
     /// `first` earliest of them.
     func greedyPlan(now: Date, shaped: (expected: [Double], cost: Cost), past: [Date], floor: Date,
-                    offsetSeconds: Int, first: Int = .max) -> [Decision] {
+                    offsetSeconds: Int, latestUse: Date?, first: Int = .max) -> [Decision] {
         // Only the first planned fetch is ever made before the plan is made again, and `floor`
         // holds it to the rolling budget; holding every later one to it too made plans worse
         // on every trace and decisions twice as slow.
@@ -189,11 +204,16 @@ public struct FetchPlanner: Sendable {
         // each round was most of a decision's cost.
         var plannedBins: [Int] = []
         let lastTime = chosen[0].time, minInterval = limits.minIntervalSeconds
+        // From a day after the latest use, the next fetch waits `awayIntervalSeconds` after the
+        // latest one.
+        let awayFrom = latestUse.map { $0.timeIntervalSince(now) + Self.awayAfterSeconds } ?? .infinity
+        let pacedFrom = lastTime + Self.awayIntervalSeconds
         func plannedTime(_ bin: Int) -> Double { Double(bin) * Self.binSeconds - limits.leadSeconds }
         /// The gain of a fetch planned in `bin`, nil where none may be; `next` indexes the first planned bin after it.
         func gain(_ bin: Int, next: Int) -> Double? {
             let fetch = plannedTime(bin)
             guard fetch >= earliest, abs(lastTime - fetch) >= minInterval else { return nil }
+            if fetch >= awayFrom, fetch < pacedFrom { return nil }
             let previous = next > 0 ? plannedBins[next - 1] : nil
             let following = next < plannedBins.count ? plannedBins[next] : nil
             if let previous, abs(plannedTime(previous) - fetch) < minInterval { return nil }

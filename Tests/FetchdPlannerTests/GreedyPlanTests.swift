@@ -83,7 +83,7 @@ struct GreedyPlanTests {
             let cost = [FetchPlanner.Cost.habit, .diffuse, .scattered][Int(random.unit() * 3)]
             let plan = FetchPlanner(limits: limits).greedyPlan(
                 now: now, shaped: (expected, cost), past: last.map { [now.addingTimeInterval($0)] } ?? [],
-                floor: now.addingTimeInterval(earliest), offsetSeconds: 0)
+                floor: now.addingTimeInterval(earliest), offsetSeconds: 0, latestUse: nil)
             let want = Self.reference(expected: expected, cost: cost, limits: limits, last: last, earliest: earliest)
             #expect(plan.map { $0.date.timeIntervalSince(now) } == want, "round \(round), \(limits)")
         }
