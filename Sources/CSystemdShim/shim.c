@@ -5,10 +5,6 @@
 #include <time.h>
 #include <string.h>
 
-int fetchd_bus_open(int user, sd_bus **bus) {
-    return user ? sd_bus_open_user(bus) : sd_bus_open_system(bus);
-}
-
 static void copy_error(const sd_bus_error *error, int r, char *text, size_t capacity) {
     if (!text || capacity == 0) return;
     const char *message = (error && error->message) ? error->message : strerror(-r);

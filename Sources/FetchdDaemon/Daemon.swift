@@ -68,10 +68,10 @@ public struct Daemon {
             coordinator: coordinator, logger: logger,
             afterWork: {
                 notifier.status(await coordinator.statusLine())
-                await planned.plan(await coordinator.nextPlannedFetch())
+                planned.plan(await coordinator.nextPlannedFetch())
             },
             onStopping: { notifier.stopping() },
-            systemdWake: { await planned.activeTimerDate() })
+            systemdWake: { planned.activeTimerDate() })
         let logger = self.logger
         let control = ControlServer(
             path: config.daemon.socketPath, mode: config.daemon.socketMode,
@@ -112,6 +112,7 @@ public struct Daemon {
             .init(service: sessionWatcher),
             .init(service: powerWatcher),
             .init(service: networkWatcher),
+            .init(service: planned),
             .init(service: ReloadService(coordinator: coordinator, notifier: notifier, logger: logger,
                                          load: reload ?? { [config] () throws(ConfigLoadError) in config },
                                          afterApply: {

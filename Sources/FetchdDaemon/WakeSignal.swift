@@ -33,6 +33,9 @@ final class WakeSignal: Sendable {
         }
     }
 
+    /// Returns at the first signal (or when cancelled): no timer at all while nothing happens.
+    func wait() async { await waitForSignal() }
+
     private func waitForSignal() async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -25,10 +25,13 @@ public final class ManagerBus {
 
     private let bus: OpaquePointer
 
-    /// Connects to the user manager (`user`) or the system manager.
-    public init(user: Bool) throws(Failure) {
+    /// Connects to the user manager (`user`) or the system manager; a call that takes longer
+    /// than `callTimeoutSeconds` fails. The connection is authenticated before this returns: a
+    /// bus daemon drops a connection that has not finished authenticating within its
+    /// `auth_timeout` (30 s for dbus-daemon), which a lazily started one idle that long never does.
+    public init(user: Bool, callTimeoutSeconds: Double) throws(Failure) {
         var bus: OpaquePointer?
-        let result = fetchd_bus_open(user ? 1 : 0, &bus)
+        let result = fetchd_bus_open_with_timeout(user ? 1 : 0, UInt64(callTimeoutSeconds * 1_000_000), &bus)
         guard result >= 0, let bus else {
             throw Failure(operation: "connect to the \(user ? "user" : "system") bus",
                           reason: String(cString: strerror(-result)))
@@ -37,6 +40,9 @@ public final class ManagerBus {
     }
 
     deinit { sd_bus_flush_close_unref(bus) }
+
+    /// Whether the connection is still up (the bus daemon has not dropped it).
+    public var isOpen: Bool { sd_bus_is_open(bus) > 0 }
 
     /// Starts the transient `timerName` that fires once at `date` and activates the service of
     /// the same name (`x.timer` starts `x.service`). A previous timer of that name must have been

@@ -10,10 +10,6 @@
 #include <systemd/sd-journal.h>
 #include <systemd/sd-bus.h>
 
-/// Opens a connection to the service manager: the user manager's bus when `user` is non-zero,
-/// else the system bus. Returns a negative errno on failure.
-int fetchd_bus_open(int user, sd_bus **bus);
-
 /// Starts the transient timer `timer_name` that fires once at `on_calendar` (a systemd calendar
 /// spec) and activates the service of the same name (a transient timer cannot name another).
 /// On failure returns a negative errno and, when the manager said why, copies its message into
