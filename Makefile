@@ -8,9 +8,10 @@ DEBIAN_PACKAGES := libcurl4-openssl-dev libsystemd-dev libsqlite3-dev pkg-config
 # For the end-to-end tests against a real systemd (booted in a PID + mount namespace), and for
 # the session usage and network condition tests: a private dbus-daemon and a fake logind or
 # NetworkManager in Debian's Python
-# (/usr/bin/python3 with python3-dbus and python3-gi for its GLib main loop). nginx-light
+# (/usr/bin/python3 with python3-dbus and python3-gi for its GLib main loop); polkitd, to check
+# the shipped rule for the planned timers. nginx-light
 # serves HTTP/2 over TLS (HTTP2Tests) with a certificate made by openssl.
-TEST_PACKAGES := systemd dbus dbus-daemon python3-dbus python3-gi procps util-linux nginx-light openssl
+TEST_PACKAGES := systemd dbus dbus-daemon polkitd python3-dbus python3-gi procps util-linux nginx-light openssl
 RUN_DIR := $(CURDIR)/.fetchd
 BIN_DIR = $(shell $(SWIFT) build --show-bin-path)
 
@@ -211,12 +212,16 @@ torture: build
 		--json bench/results/soak-$$(date +%Y%m%d).json
 	@$(MAKE) --no-print-directory -j3 --output-sync=target fuzz FUZZ_SECONDS=600
 
-# Installs the binaries, the units (system and user) and the default config (an existing
-# config is kept). Then: systemctl daemon-reload; systemctl enable --now fetchd.socket fetchd-wake.timer fetchd
+# Installs the binaries, the units (system and user), the polkit rule that lets the fetchd user
+# start its planned timers, and the default config (an existing config is kept). Then:
+# systemd-sysusers; systemctl daemon-reload; systemctl enable --now fetchd.socket fetchd-wake.timer fetchd
 UNIT_DIR = $(DESTDIR)$(PREFIX)/lib/systemd
+# polkit reads rules only from /usr/share/polkit-1/rules.d and /etc/polkit-1/rules.d, whatever PREFIX.
+POLKIT_RULES_DIR ?= /usr/share/polkit-1/rules.d
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)/etc/fetchd/handlers.d $(UNIT_DIR)/system $(UNIT_DIR)/user \
-		$(DESTDIR)$(PREFIX)/lib/sysusers.d
+		$(DESTDIR)$(PREFIX)/lib/sysusers.d $(DESTDIR)$(POLKIT_RULES_DIR)
+	install -m 0644 systemd/60-fetchd.rules $(DESTDIR)$(POLKIT_RULES_DIR)/60-fetchd.rules
 	install -m 0644 systemd/fetchd.sysusers $(DESTDIR)$(PREFIX)/lib/sysusers.d/fetchd.conf
 	install -m 0755 $(BIN_DIR)/fetchd $(BIN_DIR)/fetchctl $(DESTDIR)$(PREFIX)/bin/
 	for unit in systemd/*.service systemd/*.socket systemd/*.timer; do \

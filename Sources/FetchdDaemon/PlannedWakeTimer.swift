@@ -4,10 +4,13 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 
-/// Keeps a transient systemd timer (`fetchd-planned.timer`) at the next planned fetch, so that
-/// fetch happens on a systemd timer even when the heartbeat is coarse; `systemctl list-timers`
-/// shows it. The scheduler hands it each new plan (`plan`) and never waits on the bus: this
-/// service's own loop talks to the manager.
+/// Keeps a systemd timer at the next planned fetch: the instance of the shipped
+/// `fetchd-planned@.timer` named by the fetch's time in seconds since the epoch
+/// (`fetchd-planned@1764061200.timer`), which starts `fetchd-planned.service`. A template rather
+/// than a transient unit, so that a polkit rule can let the unprivileged daemon start and stop
+/// these timers and nothing else (systemd 252 tells polkit no unit name for a transient one).
+/// `systemctl list-timers` shows it. The scheduler hands this each new plan (`plan`) and never
+/// waits on the bus: this service's own loop talks to the manager.
 ///
 /// Outside systemd, or where the manager refuses this caller (access denied: an unprivileged
 /// daemon without polkit's leave), fetchd's own timer does the job and this says so once. Any
@@ -16,12 +19,14 @@ import Synchronization
 /// the timer is set or the plan's time has passed; meanwhile fetchd's own timer makes the planned
 /// fetch (`activeTimerDate` is nil), and the log says so once until the timer is set again.
 final class PlannedWakeTimer: Service, Sendable {
-    /// The transient timer's name; it starts the shipped `fetchd-planned.service`.
-    static let timerName = "fetchd-planned.timer"
-    /// How often to ask again while the stopped timer is still loaded, and how long to wait
-    /// between: the manager unloads it on a later turn of its loop, usually within milliseconds.
-    static let unitStillLoadedRetries = 20
-    static let unitStillLoadedRetryMilliseconds = 50
+    /// The shipped template of the planned timers.
+    static let template = "fetchd-planned@.timer"
+
+    /// The instance of `template` that fires at `date` (rounded up to the second: a timer that
+    /// fired a fraction early would find nothing due yet).
+    static func timerName(at date: Date) -> String {
+        "fetchd-planned@\(Int64(date.timeIntervalSince1970.rounded(.up))).timer"
+    }
     /// How long a call to the manager may take before it counts as failed, in seconds.
     static let callTimeoutSeconds = 10.0
 
@@ -58,11 +63,15 @@ final class PlannedWakeTimer: Service, Sendable {
         changed.signal()
     }
 
-    /// Sets the timer at each new plan until graceful shutdown.
+    /// Sets the timer at each new plan until graceful shutdown. It returns only then, even when
+    /// it has nothing to do: a service that returns stops the whole group.
     func run() async {
-        guard underSystemd else { return }
+        guard underSystemd else {
+            try? await gracefulShutdown()
+            return
+        }
         await cancelWhenGracefulShutdown {
-            var connection = Connection(user: self.userManager)
+            var link = Link(user: self.userManager)
             var retry = BusReconnect()
             var failing = false
             while !Task.isCancelled {
@@ -73,20 +82,21 @@ final class PlannedWakeTimer: Service, Sendable {
                     await self.changed.wait()
                 }
                 guard !Task.isCancelled else { return }
-                switch await self.apply(&connection) {
+                switch self.apply(&link) {
                 case .unchanged:
                     retry.connected()
                 case .set(let date):
-                    if failing { self.logger.notice("\(Self.timerName) set again: planned wakes are on systemd's timer") }
+                    if failing { self.logger.notice("planned wakes are on systemd's timer again (\(Self.timerName(at: date)))") }
                     failing = false
                     retry.connected()
-                    self.logger.debug("planned wake at \(date) on \(Self.timerName)")
+                    self.logger.debug("planned wake at \(date) on \(Self.timerName(at: date))")
                 case .refused(let error):
-                    self.logger.notice("cannot set \(Self.timerName) (\(error)): planned wakes use fetchd's internal timer")
+                    self.logger.notice("cannot start \(Self.template) (\(error)): planned wakes use fetchd's internal timer\(error.isRefusal ? Self.refusalHint : "")")
+                    try? await gracefulShutdown()
                     return
                 case .failed(let error):
                     if !failing {
-                        self.logger.notice("cannot set \(Self.timerName) (\(error)): planned wakes use fetchd's internal timer until it can be set (trying again on a new connection, at most every minute)")
+                        self.logger.notice("cannot start \(Self.template) (\(error)): planned wakes use fetchd's internal timer until it can be started (trying again on a new connection, at most every minute)")
                     }
                     failing = true
                     retry.failed()
@@ -95,52 +105,57 @@ final class PlannedWakeTimer: Service, Sendable {
         }
     }
 
+    /// What the log adds to a refusal.
+    static let refusalHint = "; polkit's rule for the fetchd user (60-fetchd.rules) lets it start these timers"
+
     private enum Attempt {
         case unchanged
         case set(Date)
+        /// Asking again will not help: refused, or the template is not installed.
         case refused(ManagerBus.Failure)
         case failed(ManagerBus.Failure)
     }
 
     /// One attempt to hold the wanted plan. Plans less than a second ahead (or past) are left to
     /// the internal timer, and a plan within a second of the held one is not sent again.
-    private func apply(_ connection: inout Connection) async -> Attempt {
+    private func apply(_ link: inout Link) -> Attempt {
         let (wanted, held) = state.withLock { ($0.wanted, $0.held) }
         guard let wanted, wanted.timeIntervalSinceNow > 1 else { return .unchanged }
         if let held, abs(held.timeIntervalSince(wanted)) < 1 { return .unchanged }
-        // Until the new timer is set, the internal timer is the one to rely on.
-        state.withLock { $0.held = nil }
+        let name = Self.timerName(at: wanted)
         do {
-            let bus = try connection.open()
-            // "replace" does not restart a transient unit: the old one is stopped, then made anew.
-            try bus.stopUnit(Self.timerName)
-            var attempt = 0
-            while true {
-                do {
-                    try bus.startTimer(Self.timerName, at: wanted, accuracy: .seconds(1), description: "fetchd: next planned fetch")
-                    break
-                } catch where error.unitStillLoaded && attempt < Self.unitStillLoadedRetries {
-                    attempt += 1
-                    try? await Task.sleep(for: .milliseconds(Self.unitStillLoadedRetryMilliseconds))
-                }
-            }
+            let bus = try link.open()
+            try bus.startUnit(name)
+            // The new timer first, then the old one stopped: no moment without one. A timer
+            // that could not be stopped is asked again next time; if it fires meanwhile, that
+            // wake finds nothing due.
+            if let previous = link.heldUnit, previous != name { link.leftovers.insert(previous) }
+            link.heldUnit = name
+            for unit in link.leftovers.sorted() where (try? bus.stopUnit(unit)) != nil { link.leftovers.remove(unit) }
             state.withLock { $0.held = wanted }
             // A newer plan that came meanwhile is taken on the next turn (the signal is kept).
             return .set(wanted)
-        } catch where error.isRefusal {
+        } catch where error.isRefusal || error.isMissingUnit {
+            state.withLock { $0.held = nil }
             return .refused(error)
         } catch {
             // Whatever broke (the bus restarted, the connection dropped), the next attempt starts
-            // from a new connection.
-            connection.close()
+            // from a new connection, and until a timer is set again fetchd's own timer is relied on.
+            state.withLock { $0.held = nil }
+            link.close()
             return .failed(error)
         }
     }
 
-    /// The connection to the manager, opened when first needed and again after a failure.
-    private struct Connection {
+    /// The connection to the manager (opened when first needed and again after a failure) and
+    /// the timers started on it.
+    private struct Link {
         let user: Bool
         private var bus: ManagerBus?
+        /// The instance holding the current plan.
+        var heldUnit: String?
+        /// Instances replaced but not yet stopped.
+        var leftovers: Set<String> = []
 
         init(user: Bool) { self.user = user }
 

@@ -2,9 +2,10 @@ import CSystemdShim
 import Foundation
 
 /// A connection to the systemd manager over D-Bus (sd-bus), owned by this object and closed in
-/// `deinit`. fetchd uses it for one thing: a transient timer at its next planned fetch, so the
-/// wake happens on a systemd timer (visible in `systemctl list-timers`, coalesced with the
-/// system's other timers, caught up after suspend) rather than only on fetchd's own clock.
+/// `deinit`. fetchd uses it for one thing: starting and stopping the instance of the shipped
+/// `fetchd-planned@.timer` at its next planned fetch, so the wake happens on a systemd timer
+/// (visible in `systemctl list-timers`, coalesced with the system's other timers) rather than
+/// only on fetchd's own clock.
 public final class ManagerBus {
     /// Why the manager could not be reached or refused a request.
     public struct Failure: Error, CustomStringConvertible {
@@ -14,11 +15,10 @@ public final class ManagerBus {
         public let reason: String
         /// The errno the call failed with (EACCES: the manager or polkit refused this caller).
         public var code: Int32 = 0
-        /// A unit of that name is still loaded (the one just stopped, not yet unloaded by the
-        /// manager): the same request is likely to succeed a moment later.
-        public var unitStillLoaded: Bool { code == EEXIST }
         /// The caller may not do this at all (access denied): asking again will not help.
         public var isRefusal: Bool { code == EACCES || code == EPERM }
+        /// No such unit is installed: asking again will not help either.
+        public var isMissingUnit: Bool { code == ENOENT }
         /// `operation: reason`.
         public var description: String { "\(operation): \(reason)" }
     }
@@ -44,22 +44,15 @@ public final class ManagerBus {
     /// Whether the connection is still up (the bus daemon has not dropped it).
     public var isOpen: Bool { sd_bus_is_open(bus) > 0 }
 
-    /// Starts the transient `timerName` that fires once at `date` and activates the service of
-    /// the same name (`x.timer` starts `x.service`). A previous timer of that name must have been
-    /// stopped (`stopUnit`) and unloaded: `Failure.unitStillLoaded` says it was not yet.
-    public func startTimer(_ timerName: String, at date: Date,
-                           accuracy: Duration, description: String) throws(Failure) {
+    /// Starts `unitName` (a job "replace"); `Failure.isMissingUnit` when it is not installed.
+    public func startUnit(_ unitName: String) throws(Failure) {
         var error = [CChar](repeating: 0, count: 512)
-        let accuracyMicroseconds = UInt64(accuracy.components.seconds) * 1_000_000
-            + UInt64(accuracy.components.attoseconds / 1_000_000_000_000)
-        let result = fetchd_bus_start_transient_timer(
-            bus, timerName, description, Self.calendarSpec(date), accuracyMicroseconds,
-            &error, error.count)
-        guard result >= 0 else { throw Self.failure("start \(timerName)", result: result, error: error) }
+        let result = fetchd_bus_start_unit(bus, unitName, &error, error.count)
+        guard result >= 0 else { throw Self.failure("start \(unitName)", result: result, error: error) }
     }
 
     /// Stops `unitName` (an unknown unit is not an error). The manager answers once the stop
-    /// job is queued; a transient unit is unloaded a little later.
+    /// job is queued.
     public func stopUnit(_ unitName: String) throws(Failure) {
         var error = [CChar](repeating: 0, count: 512)
         let result = fetchd_bus_stop_unit(bus, unitName, &error, error.count)
@@ -72,16 +65,5 @@ public final class ManagerBus {
                               reason: String(decoding: error.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self))
         failure.code = -result
         return failure
-    }
-
-    /// A systemd calendar spec for one moment, in UTC: `2026-11-21 08:50:00 UTC`. Rounded up to
-    /// the second: a timer that fires a fraction early would find nothing due yet.
-    static func calendarSpec(_ date: Date) -> String {
-        let date = Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.up))
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss 'UTC'"
-        return formatter.string(from: date)
     }
 }

@@ -57,7 +57,8 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUnitTests {
         defer { namespace.shutdown() }
         try await Self.install(namespace, handlers: Self.clock)
         let units = ["fetchd.service", "fetchd.socket", "fetchd-wake.timer", "fetchd-wake.service", "fetchd-planned.service"]
-        let verify = try await namespace.run(["systemd-analyze", "verify"] + units.map { "/run/systemd/system/" + $0 })
+        let verify = try await namespace.run(["systemd-analyze", "verify"] + units.map { "/run/systemd/system/" + $0 }
+            + ["fetchd-planned@1893456000.timer"])
         #expect(verify.status == 0, "\(verify)")
     }
 
@@ -124,7 +125,7 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUnitTests {
         var timers = ""
         #expect(try await eventually(timeoutSeconds: 15) {
             timers = try await namespace.run(["systemctl", "list-timers", "--all", "--no-pager"]).stdout
-            return timers.contains("fetchd-planned.timer")
+            return timers.contains("fetchd-planned@")
         }, "list-timers: \(timers)")
         // Generous: the timer fires 4 s after each fetch, but on a loaded machine starting the
         // service (fetchctl, a debug build) and journald's record of it took more than 20 s once
@@ -159,6 +160,33 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUnitTests {
         }
         // Meanwhile fetchd's own timer kept fetching.
         #expect(try await Self.results(namespace, "clock").count >= 3)
+    }
+
+    @Test func theShippedPolkitRuleLetsTheUnprivilegedDaemonSetItsPlannedTimer() async throws {
+        let namespace = try await SystemdNamespace()
+        defer { namespace.shutdown() }
+        try await Self.install(namespace, handlers: Self.clock + "\nmin_interval = \"4s\"\n")
+        // polkitd from the host, with the shipped rule where an administrator's would go.
+        try namespace.writeFile("/run/systemd/system/polkit.service",
+                                try String(contentsOfFile: "/lib/systemd/system/polkit.service", encoding: .utf8))
+        try namespace.writeFile("/etc/polkit-1/rules.d/60-fetchd.rules",
+                                try String(contentsOfFile: Self.repository + "/systemd/60-fetchd.rules", encoding: .utf8))
+        try await namespace.check(["systemctl", "daemon-reload"])
+        try await namespace.check(["systemctl", "start", "polkit.service"])
+        try await namespace.check(["systemctl", "start", "fetchd.service"])
+        let fired = try await eventually(timeoutSeconds: 60) { try await Self.plannedWakes(namespace) >= 2 }
+        if !fired {
+            let daemon = try await namespace.journalMessages(unit: "fetchd.service").filter { $0.contains("planned") }
+            Issue.record("the fetchd user's planned timer never fired; fetchd said: \(daemon)")
+        }
+        #expect(try await namespace.property("User", of: "fetchd.service") == "fetchd")
+        // The rule grants these timers only: another unit stays out of the fetchd user's reach.
+        let other = try await namespace.run(["setpriv", "--reuid=fetchd", "--regid=fetchd", "--clear-groups",
+                                             "systemctl", "stop", "polkit.service"])
+        #expect(other.status != 0, "\(other)")
+        let own = try await namespace.run(["setpriv", "--reuid=fetchd", "--regid=fetchd", "--clear-groups",
+                                           "systemctl", "start", "fetchd-planned@1893456000.timer"])
+        #expect(own.status == 0, "\(own)")
     }
 
     @Test func aBrokenReloadKeepsTheOldConfigRunning() async throws {

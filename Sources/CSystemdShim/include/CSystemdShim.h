@@ -10,13 +10,10 @@
 #include <systemd/sd-journal.h>
 #include <systemd/sd-bus.h>
 
-/// Starts the transient timer `timer_name` that fires once at `on_calendar` (a systemd calendar
-/// spec) and activates the service of the same name (a transient timer cannot name another).
-/// On failure returns a negative errno and, when the manager said why, copies its message into
-/// `error_text`; -EEXIST when a unit of that name is still loaded (a stopped one not yet unloaded).
-int fetchd_bus_start_transient_timer(sd_bus *bus, const char *timer_name,
-                                     const char *description, const char *on_calendar,
-                                     uint64_t accuracy_usec, char *error_text, size_t error_capacity);
+/// Starts a unit (the planned timer's instance). On failure returns a negative errno and, when
+/// the manager said why, copies its message into `error_text`; -ENOENT when no such unit is
+/// installed.
+int fetchd_bus_start_unit(sd_bus *bus, const char *unit_name, char *error_text, size_t error_capacity);
 
 /// Stops a unit (used to replace the previous planned timer). Unknown units are not an error.
 int fetchd_bus_stop_unit(sd_bus *bus, const char *unit_name, char *error_text, size_t error_capacity);
