@@ -49,6 +49,9 @@ public struct ControlRequest: Codable, Sendable, Equatable {
         case usage
         /// A push wake (`PushReport`): fetch the handler now with `data`, within its `push_limit`.
         case push
+        /// Re-read the configuration now and answer whether it was taken (`ReloadReport`): what
+        /// `systemctl reload fetchd` runs, so that a rejected configuration fails the command.
+        case reload
     }
 
     /// The protocol version the client speaks.
@@ -106,6 +109,8 @@ public struct ControlResponse: Codable, Sendable, Equatable {
     public var usage: UsageReport?
     /// For `push`.
     public var push: PushReport?
+    /// For `reload`.
+    public var reload: ReloadReport?
 
     /// A failed response.
     public static func failure(_ code: ControlError.Code, _ message: String) -> ControlResponse {

@@ -73,10 +73,11 @@ public struct Daemon {
             onStopping: { notifier.stopping() },
             systemdWake: { planned.activeTimerDate() })
         let logger = self.logger
+        let reloads = ReloadService.Requests()
         let control = ControlServer(
             path: config.daemon.socketPath, mode: config.daemon.socketMode,
             policy: try PeerPolicy(groupName: config.daemon.controlGroup),
-            handler: DaemonControlHandler(coordinator: coordinator, scheduler: scheduler), logger: logger,
+            handler: DaemonControlHandler(coordinator: coordinator, scheduler: scheduler, reloads: reloads), logger: logger,
             activatedSocket: SocketActivation.takeListeningSocket(),
             onReady: { [socketPath = config.daemon.socketPath] in
                 logger.notice("fetchd \(Defaults.version) ready, control socket \(socketPath)",
@@ -120,7 +121,7 @@ public struct Daemon {
                                              await readWatcher.refresh()
                                              sessionWatcher.refresh()
                                              networkWatcher.refresh()
-                                         })),
+                                         }, requests: reloads)),
             .init(service: scheduler),
         ]
         let group = ServiceGroup(configuration: .init(

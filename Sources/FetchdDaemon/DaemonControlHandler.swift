@@ -7,6 +7,7 @@ import Foundation
 struct DaemonControlHandler: ControlRequestHandler {
     let coordinator: FetchCoordinator
     let scheduler: SchedulerService
+    let reloads: ReloadService.Requests
 
     func handle(_ request: ControlRequest, from peer: PeerCredentials) async -> ControlResponse {
         switch request.command {
@@ -25,6 +26,13 @@ struct DaemonControlHandler: ControlRequestHandler {
         case .wake:
             scheduler.wake()
             return ControlResponse()
+        case .reload:
+            guard let report = await reloads.reload() else {
+                return .failure(.shuttingDown, "fetchd is shutting down; the configuration was not read again")
+            }
+            var response = ControlResponse()
+            response.reload = report
+            return response
         case .used:
             guard let name = request.handler else { return .failure(.badRequest, "used needs a handler name") }
             guard case .recorded(let next) = await coordinator.recordUse(name, source: .explicit) else {

@@ -1,12 +1,16 @@
 import FetchdConfig
+import FetchdControl
 import FetchdSystemd
 import Logging
 import ServiceLifecycle
 import UnixSignals
 
-/// Re-reads the configuration on SIGHUP (`systemctl reload fetchd`). A configuration with any
-/// problem is rejected as a whole: the previous one stays in force, and the problems are logged
-/// at priority err, shown in the status line and in `fetchctl status`.
+/// Re-reads the configuration on SIGHUP and on the control socket's `reload` request (what
+/// `systemctl reload fetchd` runs, through `fetchctl reload`, so that the admin's command fails
+/// when the configuration is rejected). A configuration with any problem is rejected as a whole:
+/// the previous one stays in force, and the problems are logged at priority err, shown in the
+/// status line and in `fetchctl status`, and answered to the request. One reload at a time, in
+/// the order asked.
 struct ReloadService: Service {
     let coordinator: FetchCoordinator
     let notifier: SystemdNotifier
@@ -15,30 +19,38 @@ struct ReloadService: Service {
     let load: @Sendable () throws(ConfigLoadError) -> LoadedConfig
     /// Runs after a new configuration took effect (a wake, so new handlers do not wait).
     let afterApply: @Sendable () async -> Void
+    /// The reloads asked for.
+    let requests: Requests
 
     func run() async {
         let signals = await UnixSignalsSequence(trapping: .sighup)
-        for await _ in signals.cancelOnGracefulShutdown() {
-            await reload()
+        await withDiscardingTaskGroup { group in
+            // SIGHUP joins the same queue, so a signal and a request never reload at once.
+            group.addTask {
+                for await _ in signals.cancelOnGracefulShutdown() { _ = await requests.reload() }
+            }
+            await cancelWhenGracefulShutdown {
+                while let answer = await requests.next() { answer.resume(returning: await reload()) }
+            }
+            requests.close()
         }
     }
 
     /// One reload: READY=1 follows RELOADING=1 whether the new configuration was taken or not.
-    func reload() async {
+    func reload() async -> ReloadReport {
         notifier.reloading()
-        let problems: [ConfigDiagnostic]
+        var problems: [ConfigDiagnostic] = []
+        var restartOnly: [String] = []
         do {
             let loaded = try load()
             problems = loaded.diagnostics
             if problems.isEmpty {
-                let previous = await coordinator.config.daemon
-                for key in Self.restartOnlyChanges(from: previous, to: loaded.daemon) {
+                restartOnly = Self.restartOnlyChanges(from: await coordinator.config.daemon, to: loaded.daemon)
+                for key in restartOnly {
                     logger.warning("\(key) changed: it takes effect only when fetchd restarts")
                 }
                 await coordinator.apply(loaded)
                 await afterApply()
-                logger.notice("configuration reloaded: \(loaded.handlers.count) handler(s)",
-                              metadata: [MessageID.metadataKey: "\(MessageID.reloaded)"])
             }
         } catch {
             problems = error.diagnostics
@@ -47,7 +59,15 @@ struct ReloadService: Service {
             logger.error("reload rejected, previous configuration kept: \(problem.description)", metadata: problem.journalMetadata)
         }
         if !problems.isEmpty { await coordinator.rejectReload(problems) }
+        let handlers = await coordinator.config.handlers
+        let enabled = handlers.filter(\.enabled).count, disabled = handlers.count - enabled
+        if problems.isEmpty {
+            logger.notice("configuration reloaded: \(enabled) handler(s)\(disabled > 0 ? ", \(disabled) disabled" : "")",
+                          metadata: [MessageID.metadataKey: "\(MessageID.reloaded)"])
+        }
         notifier.reloaded(status: await coordinator.statusLine())
+        return ReloadReport(applied: problems.isEmpty, handlers: enabled, disabledHandlers: disabled,
+                            problems: problems.map(\.description), restartOnly: restartOnly)
     }
 }
 

@@ -11,7 +11,7 @@ struct FetchctlCommand: ParsableCommand {
         commandName: "fetchctl",
         abstract: "Inspect and drive the fetchd background-fetch daemon.",
         version: Defaults.version,
-        subcommands: [Status.self, Fetch.self, Push.self, Transfers.self, History.self, Wake.self, Used.self, Usage.self, CheckConfig.self, Simulate.self, Ping.self],
+        subcommands: [Status.self, Fetch.self, Push.self, Transfers.self, History.self, Wake.self, Reload.self, Used.self, Usage.self, CheckConfig.self, Simulate.self, Ping.self],
         defaultSubcommand: Status.self)
 }
 

@@ -18,7 +18,7 @@ private struct CannedHandler: ControlRequestHandler {
         case .fetch where request.handler == "news":
             return ControlResponse(fetch: FetchReport(handler: "news", result: "newData", durationMilliseconds: 5))
         case .fetch: return .failure(.unknownHandler, "no handler named \(request.handler ?? "")")
-        case .status, .history, .wake, .used, .usage, .push: return .failure(.badRequest, "not in this test")
+        case .status, .history, .wake, .used, .usage, .push, .reload: return .failure(.badRequest, "not in this test")
         }
     }
 }

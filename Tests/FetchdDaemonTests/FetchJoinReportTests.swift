@@ -36,7 +36,7 @@ struct FetchJoinReportTests {
             """)
         let logger = Logger(label: "join-report-test")
         let scheduler = SchedulerService(coordinator: coordinator, logger: logger)
-        let control = DaemonControlHandler(coordinator: coordinator, scheduler: scheduler)
+        let control = DaemonControlHandler(coordinator: coordinator, scheduler: scheduler, reloads: ReloadService.Requests())
         let peer = PeerCredentials(pid: getpid(), uid: getuid(), gid: getgid())
         let answer = Answer()
         let services = ServiceGroup(configuration: .init(services: [.init(service: scheduler)], logger: logger))

@@ -195,12 +195,18 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUnitTests {
         try await Self.install(namespace, handlers: Self.clock + "\nmin_interval = \"minimum\"\n")
         try await namespace.check(["systemctl", "start", "fetchd.service"])
         #expect(try await eventually(timeoutSeconds: 30) { try await Self.results(namespace, "clock").count >= 1 })
+        let good = try await namespace.run(["systemctl", "reload", "fetchd.service"])
+        #expect(good.status == 0, "\(good)")
         let broken = namespace.hostDirectory(for: "/etc/fetchd") + "/handlers.d/broken.toml"
         try "[[handler]]\nname = \"news\"\nkind = \"http\"\nurl = \"https://example.invalid/\"\ndeadline = \"soon\"\n"
             .write(toFile: broken, atomically: true, encoding: .utf8)
+        // The admin's command fails, and the daemon's answer (in the unit's log) names the problem.
         let reload = try await namespace.run(["systemctl", "reload", "fetchd.service"])
-        #expect(reload.status == 0, "\(reload)")
+        #expect(reload.status != 0, "\(reload)")
         #expect(try await namespace.property("ActiveState", of: "fetchd.service") == "active")
+        let said = try await namespace.journalMessages(unit: "fetchd.service", outputOnly: true)
+        #expect(said.contains { $0.contains("rejected the new configuration") }
+                    && said.contains { $0.contains("/etc/fetchd/handlers.d/broken.toml:5") }, "\(said)")
         let errors = try await namespace.journal(unit: "fetchd.service", extraArgs: ["-p", "err"])
         let rejected = try #require(errors.first { $0["MESSAGE_ID"] == "182a1ce73ae244ce9d7d4633fdbb2131" },
                                     "no config-rejected entry in \(errors)")
