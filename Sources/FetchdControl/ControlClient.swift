@@ -77,7 +77,9 @@ public struct ControlClient: Sendable {
         case ENOENT:
             "fetchd is not running: there is no control socket at \(path) (start it with 'systemctl start fetchd', or pass --socket)"
         case ECONNREFUSED:
-            "fetchd is not running: \(path) exists but nothing listens on it"
+            "fetchd is not running and \(path) is not listening: fetchd.socket is stopped or failed "
+                + "(see 'systemctl status fetchd.socket fetchd'); once the cause is fixed: "
+                + "'systemctl reset-failed fetchd.socket fetchd; systemctl start fetchd.socket fetchd'"
         case EACCES, EPERM:
             "permission denied on \(path): run fetchctl as root, as the daemon's user, or as a member of its control group"
         default:
@@ -96,7 +98,7 @@ public struct ControlClient: Sendable {
                 throw ControlError(code: .internalError, message: "fetchd did not answer within \(timeoutSeconds) s")
             }
             guard count > 0 else {
-                if data.isEmpty { throw ControlError(code: .internalError, message: "fetchd closed the connection without answering") }
+                if data.isEmpty { throw ControlError(code: .internalError, message: "fetchd closed the connection without answering (did it fail to start? see 'systemctl status fetchd')") }
                 return data
             }
             if let newline = buffer[0..<count].firstIndex(of: UInt8(ascii: "\n")) {

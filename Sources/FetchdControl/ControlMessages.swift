@@ -143,6 +143,8 @@ public struct ControlError: Codable, Sendable, Equatable, Error, CustomStringCon
         case unknownHandler = "unknown-handler"
         /// The daemon is shutting down.
         case shuttingDown = "shutting-down"
+        /// The daemon cannot start: its configuration has problems (the message lists them).
+        case configInvalid = "config-invalid"
         /// Something failed inside the daemon.
         case internalError = "internal"
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FetchdConfig
+import FetchdControl
 import FetchdCore
 import FetchdDaemon
 import FetchdSnapshots
@@ -73,6 +74,16 @@ struct FetchdCommand: AsyncParsableCommand {
                 logger.critical("cannot start: \(problem.description)", metadata: problem.journalMetadata)
             }
             FileHandle.standardError.write(Data("fetchd: cannot start: \(error.description)\n".utf8))
+            // Started by a connection to fetchd.socket: answer it (and any other waiting), or
+            // systemd would start fetchd again at once for it, until the start limit fails the
+            // socket too.
+            if let socket = SocketActivation.takeListeningSocket() {
+                let problems = error.diagnostics.map { "  \($0.description)" }.joined(separator: "\n")
+                let answered = PendingConnections.answerAll(on: socket, with: .failure(
+                    .configInvalid, "fetchd cannot start: its configuration has problems:\n\(problems)\n"
+                        + "Fix them (fetchctl check-config FILE), then: systemctl start fetchd"))
+                logger.notice("answered \(answered) waiting control connection(s) with the configuration's problems")
+            }
             throw ExitCode(78)  // EX_CONFIG: systemd does not restart a unit for a bad config forever
         }
         var daemon = Daemon(config: loaded, logger: logger, reload: load)

@@ -219,6 +219,30 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUnitTests {
         #expect(try await eventually(timeoutSeconds: 30) { try await Self.results(namespace, "clock").count > before })
     }
 
+    @Test func aBrokenMainFileLeavesTheSocketUpAndAFixedOneStarts() async throws {
+        let namespace = try await SystemdNamespace()
+        defer { namespace.shutdown() }
+        try await Self.install(namespace, handlers: Self.clock, main: "heartbeat = \"soon\"")
+        try await namespace.check(["systemctl", "start", "fetchd.socket"])
+        // Clients in a row, as the wake timers and an admin would send: each starts fetchd, which
+        // answers it with the problems and exits 78.
+        let wake = [Self.binDirectory + "/fetchctl", "wake", "--socket", "/run/fetchd/control.sock"]
+        var answer = try await namespace.run(wake)
+        for _ in 0..<6 { answer = try await namespace.run(wake) }
+        #expect(answer.status != 0)
+        #expect(answer.stderr.contains("configuration has problems") && answer.stderr.contains("/etc/fetchd/fetchd.toml:1")
+                    && answer.stderr.contains("systemctl start fetchd"), "\(answer)")
+        #expect(try await namespace.property("ActiveState", of: "fetchd.socket") == "active")
+        #expect(try await namespace.property("Result", of: "fetchd.service") == "exit-code")
+        // Fixed, a plain start works, and so does the next client.
+        try "heartbeat = \"1h\"\n".write(toFile: namespace.hostDirectory(for: "/etc/fetchd") + "/fetchd.toml",
+                                          atomically: true, encoding: .utf8)
+        try await namespace.check(["systemctl", "start", "fetchd.service"])
+        #expect(try await namespace.property("ActiveState", of: "fetchd.service") == "active")
+        let status = try await namespace.run([Self.binDirectory + "/fetchctl", "status", "--socket", "/run/fetchd/control.sock"])
+        #expect(status.status == 0 && status.stdout.contains("clock"), "\(status)")
+    }
+
     @Test func aStalledLoopIsRestartedByTheWatchdog() async throws {
         let namespace = try await SystemdNamespace()
         defer { namespace.shutdown() }
