@@ -40,7 +40,9 @@ public struct Daemon {
         for problem in config.diagnostics {
             logger.error("config: \(problem.description) (handler not loaded)", metadata: problem.journalMetadata)
         }
-        try DurableFile.makeDirectory(config.daemon.stateDirectory, mode: 0o750)
+        // Private to fetchd where it creates it (a user service's ~/.local/state/fetchd); the system
+        // unit's StateDirectoryMode= makes it 0750 first.
+        try DurableFile.makeDirectory(config.daemon.stateDirectory, mode: 0o700)
         let snapshots = try SnapshotStore(root: config.daemon.cacheDirectory, maxTotalBytes: config.daemon.cacheMaxBytes)
         let state = try StateStore(path: config.daemon.databasePath)
         return FetchCoordinator(config: config, snapshots: snapshots, state: state, logger: logger)

@@ -12,12 +12,30 @@ public final class StateStore: Sendable {
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
     public init(path: String) throws {
         self.path = path
+        Self.keepPrivate(path)
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
         // Synchronous=FULL: a transaction acknowledged to a client survives power loss too.
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         pool = try DatabasePool(path: path, configuration: configuration)
         try Self.migrator.migrate(pool)
+    }
+
+    /// The database holds when the user used what: readable by fetchd alone (0600), whatever
+    /// the umask. A new file is created so before SQLite opens it (its journal files take the
+    /// main file's mode); an older one readable by others is narrowed, with its journal files.
+    static func keepPrivate(_ path: String) {
+        let created = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if created >= 0 {
+            close(created)
+            return
+        }
+        for file in [path, path + "-wal", path + "-shm"] {
+            var info = stat()
+            if stat(file, &info) == 0, info.st_mode & 0o077 != 0, info.st_uid == geteuid() {
+                _ = chmod(file, info.st_mode & 0o700)
+            }
+        }
     }
 
     /// Schema history. Never edit a shipped migration: add a new one.

@@ -1,0 +1,64 @@
+import FetchdTestSupport
+import Foundation
+import Testing
+
+/// The shipped user units (`systemd/user/`) under a real user manager, run for an unprivileged
+/// user inside the namespace: where they keep the state, the cache and the socket, and with
+/// which modes.
+extension SystemdTests { @Suite(.serialized) struct FetchdUserUnitTests {
+    static let user = "alice", uid = "4242"
+    static let home = "/run/fetchd-test/home/alice"
+
+    /// Runs `argv` as the test user, with the environment `systemctl --user` needs.
+    static func asUser(_ namespace: SystemdNamespace, _ argv: [String]) async throws -> SystemdNamespace.Output {
+        try await namespace.run(["setpriv", "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups",
+                                 "env", "HOME=\(home)", "XDG_RUNTIME_DIR=/run/user/\(uid)"] + argv)
+    }
+
+    /// `stat -c '%a %U'` of a path inside the namespace, or nil when it does not exist.
+    static func modeAndOwner(_ namespace: SystemdNamespace, _ path: String) async throws -> String? {
+        let out = try await namespace.run(["stat", "-c", "%a %U", path])
+        return out.status == 0 ? out.stdout.trimmingCharacters(in: .whitespacesAndNewlines) : nil
+    }
+
+    @Test func stateGoesToTheUsersStateFolderAndStaysPrivate() async throws {
+        let namespace = try await SystemdNamespace()
+        defer { namespace.shutdown() }
+        try await namespace.bindMount(TestBinaries.directory, at: FetchdUnitTests.binDirectory)
+        let sysusers = "u \(Self.user) \(Self.uid) \"fetchd test user\" \(Self.home) /bin/sh\n"
+        try await namespace.check(["systemd-sysusers", "-"], stdin: sysusers)
+        try await namespace.check(["install", "-d", "-m", "0700", "-o", Self.user, "-g", Self.user, Self.home])
+        for name in try FileManager.default.contentsOfDirectory(atPath: FetchdUnitTests.repository + "/systemd/user") {
+            let text = try String(contentsOfFile: FetchdUnitTests.repository + "/systemd/user/" + name, encoding: .utf8)
+            try namespace.writeFile("/etc/systemd/user/" + name,
+                                    text.replacingOccurrences(of: "@bindir@", with: FetchdUnitTests.binDirectory))
+        }
+        // The user's manager, started as the system would (user@.service needs PAM and logind).
+        try namespace.writeFile("/run/systemd/system/fetchd-test-user.service", """
+            [Service]
+            Type=notify
+            User=\(Self.user)
+            Environment=XDG_RUNTIME_DIR=/run/user/\(Self.uid)
+            ExecStartPre=+/usr/bin/install -d -m 0700 -o \(Self.user) -g \(Self.user) /run/user/\(Self.uid)
+            ExecStart=/lib/systemd/systemd --user
+            Delegate=yes
+            """)
+        try await namespace.check(["systemctl", "daemon-reload"])
+        try await namespace.check(["systemctl", "start", "fetchd-test-user.service"])
+        let start = try await Self.asUser(namespace, ["systemctl", "--user", "start", "fetchd.socket", "fetchd.service"])
+        #expect(start.status == 0, "\(start)")
+        let state = Self.home + "/.local/state/fetchd"
+        var database: String?
+        #expect(try await eventually(timeoutSeconds: 20) {
+            database = try await Self.modeAndOwner(namespace, state + "/state.sqlite")
+            return database != nil
+        }, "no database under \(state)")
+        #expect(database == "600 \(Self.user)")
+        #expect(try await Self.modeAndOwner(namespace, state) == "700 \(Self.user)")
+        #expect(try await Self.modeAndOwner(namespace, Self.home + "/.config/fetchd/state.sqlite") == nil)
+        #expect(try await Self.modeAndOwner(namespace, "/run/user/\(Self.uid)/fetchd/control.sock") != nil)
+        let status = try await Self.asUser(namespace, [FetchdUnitTests.binDirectory + "/fetchctl", "status",
+                                                       "--socket", "/run/user/\(Self.uid)/fetchd/control.sock"])
+        #expect(status.status == 0, "\(status)")
+    }
+} }
