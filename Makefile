@@ -213,7 +213,8 @@ torture: build
 	@$(MAKE) --no-print-directory -j3 --output-sync=target fuzz FUZZ_SECONDS=600
 
 # Installs the binaries, the units (system and user), the polkit rule that lets the fetchd user
-# start its planned timers, and the default config (an existing config is kept). Then:
+# start its planned timers, the default config (an existing config is kept) and the example
+# handler files (to copy into /etc/fetchd/handlers.d; none is enabled by installing). Then:
 # systemd-sysusers; systemctl daemon-reload; systemctl enable --now fetchd.socket fetchd-wake.timer fetchd
 UNIT_DIR = $(DESTDIR)$(PREFIX)/lib/systemd
 # polkit reads rules only from /usr/share/polkit-1/rules.d and /etc/polkit-1/rules.d, whatever PREFIX.
@@ -230,6 +231,8 @@ install: build
 		sed 's#@bindir@#$(PREFIX)/bin#g' $$unit > $(UNIT_DIR)/user/$$(basename $$unit); done
 	chmod 0644 $(UNIT_DIR)/system/fetchd* $(UNIT_DIR)/user/fetchd*
 	[ -e $(DESTDIR)/etc/fetchd/fetchd.toml ] || install -m 0644 config/fetchd.toml $(DESTDIR)/etc/fetchd/fetchd.toml
+	install -d $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples
+	install -m 0644 config/handlers.d/*.toml $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples/
 
 clean:
 	rm -rf .build $(RUN_DIR)

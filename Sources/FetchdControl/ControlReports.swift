@@ -33,6 +33,8 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public var configProblems: [ConfigProblem]
     /// The push listener's address (`push_listen`, with the port it bound), when it runs.
     public var pushListener: String?
+    /// Where handler files are read from (`handlers_dir`): where to add one.
+    public var handlersDirectory: String?
 
     /// Creates a report.
     public init(daemonVersion: String, configFile: String?, startedAt: Date, handlers: [HandlerStatus],
@@ -51,6 +53,7 @@ public struct StatusReport: Codable, Sendable, Equatable {
         case startedAt = "started_at"
         case configProblems = "config_problems"
         case pushListener = "push_listener"
+        case handlersDirectory = "handlers_dir"
     }
 }
 

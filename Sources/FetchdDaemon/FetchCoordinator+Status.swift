@@ -56,6 +56,7 @@ extension FetchCoordinator {
         var report = StatusReport(daemonVersion: Defaults.version, configFile: config.mainFile, startedAt: startedAt,
                                   handlers: handlers, configProblems: problems)
         report.pushListener = pushListenerAddress
+        report.handlersDirectory = config.handlersDirectory
         return report
     }
 

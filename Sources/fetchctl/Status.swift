@@ -25,7 +25,11 @@ struct Status: ParsableCommand {
                 String(handler.newDataSinceLastLook), handler.snapshotPath ?? "-",
             ])
         }
-        TimeText.printTable(rows)
+        if status.handlers.isEmpty {
+            print(Self.noHandlers(in: status.handlersDirectory))
+        } else {
+            TimeText.printTable(rows)
+        }
         let planned = status.handlers.filter { $0.planReason != nil }
         if !planned.isEmpty {
             print("\nplanned from usage:")
@@ -63,5 +67,16 @@ struct Status: ParsableCommand {
             }
         }
     }
-}
 
+    /// What to do when nothing is configured: where handler files go, and where the shipped
+    /// examples are (installed beside fetchctl, `make install`).
+    static func noHandlers(in directory: String?) -> String {
+        var text = "no handlers configured: add a handler file (*.toml, see fetchd.toml(5)) to "
+            + "\(directory ?? "the handlers.d folder beside the config file"), then run 'systemctl reload fetchd'"
+        let binary = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let prefix = URL(fileURLWithPath: binary).deletingLastPathComponent().deletingLastPathComponent()
+        let examples = prefix.appendingPathComponent("share/doc/fetchd/examples").path
+        if FileManager.default.fileExists(atPath: examples) { text += "\nexamples to copy: \(examples)" }
+        return text
+    }
+}

@@ -115,6 +115,17 @@ struct EndToEndTests {
         #expect(result.output.contains("fetchd is not running"), "\(result.output)")
     }
 
+    /// A fresh install has no handler: status says so, and where to add one.
+    @Test func statusSaysWhereToAddAHandlerWhenThereIsNone() async throws {
+        let daemon = try DaemonProcess(handlers: "", heartbeat: "1h")
+        try await daemon.start()
+        let status = try daemon.fetchctl(["status"])
+        #expect(status.status == 0)
+        #expect(status.output.contains("no handlers configured: add a handler file")
+                    && status.output.contains(daemon.directory.file("etc/handlers.d")), "\(status.output)")
+        #expect(!status.output.contains("HANDLER"), "an empty table says nothing: \(status.output)")
+    }
+
     /// The next wake follows min_interval, not the (much longer) heartbeat.
     @Test func minIntervalDrivesTheNextWakeNotTheHeartbeat() async throws {
         let daemon = try DaemonProcess(handlers: """
