@@ -16,7 +16,7 @@ RUN_DIR := $(CURDIR)/.fetchd
 BIN_DIR = $(shell $(SWIFT) build --show-bin-path)
 
 .PHONY: all deps test-deps install-packages build run status test test-asan test-tsan bench-http bench-transfer \
-	bench-planner bench-learning fuzz fuzz-build fuzz-config fuzz-trace fuzz-control torture install clean
+	bench-planner bench-learning fuzz fuzz-build fuzz-config fuzz-trace fuzz-control torture install uninstall clean
 
 all: build
 
@@ -233,6 +233,17 @@ install: build
 	[ -e $(DESTDIR)/etc/fetchd/fetchd.toml ] || install -m 0644 config/fetchd.toml $(DESTDIR)/etc/fetchd/fetchd.toml
 	install -d $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples
 	install -m 0644 config/handlers.d/*.toml $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples/
+
+# Removes what `make install` put in place (same DESTDIR and PREFIX). The configuration in
+# /etc/fetchd, the state in /var/lib/fetchd and the snapshots in /var/cache/fetchd stay: remove
+# them by hand if wanted. Stop and disable the units first:
+# systemctl disable --now fetchd.socket fetchd-wake.timer fetchd
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/fetchd $(DESTDIR)$(PREFIX)/bin/fetchctl
+	for unit in systemd/*.service systemd/*.socket systemd/*.timer; do rm -f $(UNIT_DIR)/system/$$(basename $$unit); done
+	for unit in systemd/user/*; do rm -f $(UNIT_DIR)/user/$$(basename $$unit); done
+	rm -f $(DESTDIR)$(PREFIX)/lib/sysusers.d/fetchd.conf $(DESTDIR)$(POLKIT_RULES_DIR)/60-fetchd.rules
+	rm -rf $(DESTDIR)$(PREFIX)/share/doc/fetchd
 
 clean:
 	rm -rf .build $(RUN_DIR)

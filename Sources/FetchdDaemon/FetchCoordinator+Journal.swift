@@ -21,6 +21,7 @@ extension FetchCoordinator {
         ]
         if let reason = result.reason { metadata["reason"] = "\(reason)" }
         if let snapshot { metadata["snapshot"] = "\(snapshot)" }
+        if let version = record.version { metadata["version"] = "\(version)" }
         let summary = "\(record.handler): \(result.summary) in \(record.durationMilliseconds) ms (\(record.trigger))"
             + (record.version.map { ", snapshot \($0)" } ?? "")
         logger.log(level: level, "\(summary)", metadata: metadata)

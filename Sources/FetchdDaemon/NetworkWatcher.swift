@@ -50,6 +50,9 @@ final class NetworkWatcher: Service, Sendable {
         /// Whether the current outage has been logged already.
         var outageLogged = false
         var absentLogged = false
+        /// Whether "following NetworkManager" was said since NetworkManager was last seen absent:
+        /// said once its state is read, not at connecting (it may not be on the bus at all).
+        var followingLogged = false
     }
 
     /// Runs until graceful shutdown (see `SessionWatcher.run` for why this never waits long).
@@ -70,10 +73,15 @@ final class NetworkWatcher: Service, Sendable {
                         scheduleRetry(&link, group: &group)
                     case .networkManager(.state(let state)):
                         link.absentLogged = false
+                        if !link.followingLogged {
+                            logger.info("network: following NetworkManager on the \(bus)")
+                            link.followingLogged = true
+                        }
                         await apply(state)
                     case .networkManager(.absent):
+                        link.followingLogged = false
                         if !link.absentLogged {
-                            logger.info("network: NetworkManager is not on the \(bus); network_metered decides")
+                            logger.info("network: NetworkManager is not on the \(bus); network_metered decides until it appears")
                             link.absentLogged = true
                         }
                         await apply(nil)
@@ -117,7 +125,7 @@ final class NetworkWatcher: Service, Sendable {
                 onClose: { continuation.yield(.closed($0)) })
             link.signals = signals
             link.reconnect.connected()
-            logger.info("network: following NetworkManager on the \(bus)")
+            logger.debug("network: listening for NetworkManager on the \(bus)")
             link.outageLogged = false
         } catch {
             logOutage(&link, "cannot follow NetworkManager on the \(bus) (\(error))")

@@ -58,7 +58,9 @@ final class ResultCommitter: Sendable {
     /// database that never comes back must not grow the daemon without end.
     private let unrecorded = Mutex<[StateStore.PendingRecord]>([])
     static let unrecordedLimit = 10_000
-    private let worker = DispatchQueue(label: "fetchd-commit", qos: .utility)
+    /// Default QoS, not `.utility`: libdispatch renices a utility thread, and lowering its nice
+    /// again when the thread takes default work needs RLIMIT_NICE (the unit's LimitNICE=).
+    private let worker = DispatchQueue(label: "fetchd-commit")
 
     init(snapshots: SnapshotStore, state: StateStore, logger: Logger) {
         self.snapshots = snapshots

@@ -49,7 +49,7 @@ public final class JournalReader {
             _ = sd_journal_get_realtime_usec(journal, &microseconds)
             var fields: [String: String] = [:]
             for name in ["MESSAGE", "FETCHD_RESULT", "FETCHD_REASON", "FETCHD_TRIGGER", "FETCHD_DURATION_MS",
-                         "FETCHD_BYTES", "FETCHD_SNAPSHOT"] {
+                         "FETCHD_BYTES", "FETCHD_SNAPSHOT", "FETCHD_VERSION"] {
                 if let value = field(name) { fields[name] = value }
             }
             entries.append(FetchEntry(time: Date(timeIntervalSince1970: Double(microseconds) / 1_000_000), fields: fields))

@@ -8,11 +8,13 @@ enum JournalHistory {
     static func entries(of handler: String, limit: Int) throws -> [HistoryEntry] {
         do {
             return try JournalReader().fetches(of: handler, limit: limit).map { entry in
-                HistoryEntry(
-                    startedAt: entry.time, durationMilliseconds: Int(entry.fields["FETCHD_DURATION_MS"] ?? "") ?? 0,
+                let milliseconds = Int(entry.fields["FETCHD_DURATION_MS"] ?? "") ?? 0
+                // The entry is written when the fetch ends: it started its duration earlier.
+                return HistoryEntry(
+                    startedAt: entry.time.addingTimeInterval(-Double(milliseconds) / 1000), durationMilliseconds: milliseconds,
                     result: entry.fields["FETCHD_RESULT"] ?? "?", reason: entry.fields["FETCHD_REASON"],
                     trigger: entry.fields["FETCHD_TRIGGER"] ?? "?", bytes: Int(entry.fields["FETCHD_BYTES"] ?? ""),
-                    version: nil)
+                    version: entry.fields["FETCHD_VERSION"])
             }
         } catch {
             throw CleanExit.failure("fetchctl: \(error.description)")

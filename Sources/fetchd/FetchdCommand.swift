@@ -73,7 +73,6 @@ struct FetchdCommand: AsyncParsableCommand {
             for problem in error.diagnostics {
                 logger.critical("cannot start: \(problem.description)", metadata: problem.journalMetadata)
             }
-            FileHandle.standardError.write(Data("fetchd: cannot start: \(error.description)\n".utf8))
             // Started by a connection to fetchd.socket: answer it (and any other waiting), or
             // systemd would start fetchd again at once for it, until the start limit fails the
             // socket too.
@@ -97,8 +96,8 @@ struct FetchdCommand: AsyncParsableCommand {
             }
             try await daemon.run()
         } catch let busy as CacheLock.Busy {
+            // Said once: the logger writes to stderr, or to the journal under systemd.
             logger.critical("cannot start: \(busy)")
-            FileHandle.standardError.write(Data("fetchd: cannot start: \(busy)\n".utf8))
             // EX_TEMPFAIL: not a failed fetch (1) nor a bad config (78); systemd retries later.
             throw ExitCode(75)
         }

@@ -100,6 +100,8 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUnitTests {
         let history = try await namespace.run([Self.binDirectory + "/fetchctl", "history", "clock", "--journal", "--json"])
         let rows = try JSONSerialization.jsonObject(with: Data(history.stdout.utf8)) as? [[String: Any]] ?? []
         #expect(rows.count >= 3 && rows.allSatisfy { $0["result"] as? String == "newData" }, "\(history)")
+        #expect(rows.allSatisfy { ($0["version"] as? String ?? "").hasPrefix("0000") }, "each row names its snapshot version: \(history)")
+        #expect(entry["FETCHD_VERSION"] != nil)
     }
 
     /// fetchd as root (only a privileged caller may create units without polkit) with a
