@@ -33,6 +33,7 @@ public enum ConfigLoader {
                             readsSecrets: Bool = true) throws(ConfigLoadError) -> LoadedConfig {
         var daemon = DaemonConfig()
         var mainDocument: ParsedDocument?
+        if let untrusted = ConfigTrust.problem(at: mainFile) { throw ConfigLoadError(diagnostics: [untrusted]) }
         if requireMainFile || FileManager.default.fileExists(atPath: mainFile) {
             let parsed = parse(file: mainFile)
             guard let document = parsed.document else { throw ConfigLoadError(diagnostics: parsed.diagnostics) }
@@ -47,6 +48,8 @@ public enum ConfigLoader {
         let handlersDirectory = daemon.handlersDirectory.hasPrefix("/")
             ? daemon.handlersDirectory
             : (baseDirectory.isEmpty ? "." : baseDirectory) + "/" + daemon.handlersDirectory
+        let untrusted = ([handlersDirectory] + handlerFiles(in: handlersDirectory)).compactMap { ConfigTrust.problem(at: $0) }
+        guard untrusted.isEmpty else { throw ConfigLoadError(diagnostics: untrusted) }
         var (handlers, diagnostics) = loadHandlers(directory: handlersDirectory, daemon: daemon)
         if let mainDocument, mainDocument.table["handler"] != nil {
             let (mainHandlers, mainDiagnostics) = readHandlers(in: mainDocument, file: mainFile, daemon: daemon,
@@ -84,11 +87,9 @@ public enum ConfigLoader {
 
     /// Loads every `*.toml` file of `directory`, in name order. A missing folder holds no handlers.
     static func loadHandlers(directory: String, daemon: DaemonConfig) -> ([HandlerConfig], [ConfigDiagnostic]) {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return ([], []) }
         var handlers: [HandlerConfig] = []
         var diagnostics: [ConfigDiagnostic] = []
-        for name in names.sorted() where name.hasSuffix(".toml") && !name.hasPrefix(".") {
-            let file = directory + "/" + name
+        for file in handlerFiles(in: directory) {
             let parsed = parse(file: file)
             guard let document = parsed.document else { diagnostics += parsed.diagnostics; continue }
             let (found, problems) = readHandlers(in: document, file: file, daemon: daemon)
@@ -96,6 +97,12 @@ public enum ConfigLoader {
             diagnostics += problems
         }
         return (handlers, diagnostics)
+    }
+
+    /// The handler files of `directory` (`*.toml`, not hidden), in name order; none when it is missing.
+    static func handlerFiles(in directory: String) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.sorted().filter { $0.hasSuffix(".toml") && !$0.hasPrefix(".") }.map { directory + "/" + $0 }
     }
 
     private static func readHandlers(in document: ParsedDocument, file: String, daemon: DaemonConfig,

@@ -25,6 +25,9 @@ extension HandlerConfig {
         }
     }
 
+    /// The largest push token file read (a token is a line of a few dozen characters).
+    static let pushTokenFileMaxBytes = 4096
+
     /// Why a push token file was refused.
     enum PushTokenProblem: Error, CustomStringConvertible {
         /// The file does not exist.
@@ -56,18 +59,32 @@ extension HandlerConfig {
     }
 
     /// The token in `path` (surrounding whitespace and the final newline removed), if the file
-    /// exists, is a regular file only its owner may access, and holds a long enough token.
+    /// exists, is a regular file (not a symlink) owned by root or fetchd's own user that only its
+    /// owner may access, and holds a long enough token. Checked and read through one descriptor,
+    /// so the file read is the file checked.
     static func readPushToken(_ path: String) -> Result<String, PushTokenProblem> {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            return .failure(errno == ENOENT ? .missing(path) : .unreadable(path, String(cString: strerror(errno))))
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else {
+            let problem: PushTokenProblem = switch errno {
+            case ENOENT: .missing(path)
+            case ELOOP: .unreadable(path, "a symbolic link; name the file itself")
+            default: .unreadable(path, String(cString: strerror(errno)))
+            }
+            return .failure(problem)
         }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return .failure(.unreadable(path, String(cString: strerror(errno)))) }
         guard (info.st_mode & S_IFMT) == S_IFREG else { return .failure(.unreadable(path, "not a regular file")) }
+        guard info.st_uid == 0 || info.st_uid == geteuid() else {
+            return .failure(.unreadable(path, "owned by uid \(info.st_uid), not by root or the user fetchd runs as"))
+        }
         let permissions = UInt16(info.st_mode & 0o7777)
         guard permissions & 0o077 == 0 else { return .failure(.exposed(path, mode: permissions)) }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            return .failure(.unreadable(path, "permission denied"))
+        guard info.st_size <= Self.pushTokenFileMaxBytes else {
+            return .failure(.unreadable(path, "larger than \(Self.pushTokenFileMaxBytes) bytes: not a token file"))
         }
+        let data = FileHandle(fileDescriptor: fd, closeOnDealloc: false).readDataToEndOfFile()
         let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard token.count >= Defaults.pushTokenMinLength else { return .failure(.tooShort(path)) }
         // It travels in an Authorization header: visible ASCII only.

@@ -132,7 +132,17 @@ public struct HandlerConfig: Sendable, Equatable {
                                     sourceFile: reader.file, sourceLine: reader.lines.headerLine(of: reader.section))
         handler.url = reader.string("url")
         handler.command = reader.stringArray("command")
-        if let environment = reader.stringTable("environment") { handler.environment = environment }
+        if let environment = reader.stringTable("environment") {
+            for (key, value) in environment.sorted(by: { $0.key < $1.key }) {
+                if key.isEmpty || key.unicodeScalars.contains(where: { $0 == "=" || $0 == "\0" }) {
+                    reader.report("environment", "\"\(key)\" is not a valid variable name (not empty, no \"=\" or NUL)")
+                } else if value.unicodeScalars.contains("\0") {
+                    reader.report("environment", "the value of \"\(key)\" contains a NUL character")
+                } else {
+                    handler.environment[key] = value
+                }
+            }
+        }
         if let name = reader.string("user") {
             handler.user = UserAccount.named(name)
             if handler.user == nil {

@@ -89,8 +89,13 @@ public struct ControlServer: Service {
         // shipped UMask=0022), and every peer is checked with SO_PEERCRED anyway.
         let server = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true,
                                               childChannelInitializer: initializer)
-        chmod(path, mode_t(mode))
-        if let group = policy.allowedGroupID { _ = chown(path, uid_t.max, group) }  // uid -1: keep the owner
+        if chmod(path, mode_t(mode)) != 0 {
+            logger.warning("cannot set mode \(String(mode, radix: 8)) on the control socket \(path): \(String(cString: strerror(errno))); peers are still checked one by one (SO_PEERCRED)")
+        }
+        // uid -1: keep the owner.
+        if let group = policy.allowedGroupID, chown(path, uid_t.max, group) != 0 {
+            logger.warning("cannot give the control socket \(path) to group \(group) (control_group): \(String(cString: strerror(errno))); its members cannot connect. Under the shipped unit chown is filtered out: set the group with fetchd.socket's SocketGroup= instead")
+        }
         return server
     }
 

@@ -116,7 +116,8 @@ public struct BackgroundTransfer: Sendable {
             offset = 0
         }
         // The file exists from the start, so the hasher can open it before the first byte.
-        let fd = open(files.partial, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        // Not through a symbolic link planted in the cache: the partial file is fetchd's own.
+        let fd = open(files.partial, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else {
             return .finished(.failed(reason: "cannot create \(files.partial): \(String(cString: strerror(errno)))",
                                      details: [:], keptBytes: 0))

@@ -26,7 +26,7 @@ struct ConnectionOptions: ParsableArguments {
             throw CleanExit.failure("fetchctl: \(error.message)")
         }
         if !response.ok, let error = response.error {
-            throw CleanExit.failure("fetchctl: \(error.message) [\(error.code.rawValue)]")
+            throw CleanExit.failure("fetchctl: \(TerminalText.visible(error.message)) [\(error.code.rawValue)]")
         }
         return response
     }

@@ -17,7 +17,7 @@ struct Fetch: ParsableCommand {
         guard let report = try connection.send(ControlRequest(command: .fetch, handler: name, wait: wait),
                                                timeoutSeconds: timeout).fetch else { return }
         if connection.json { try connection.printJSON(report) } else if let result = report.result {
-            let reason = report.reason.map { ": \($0)" } ?? ""
+            let reason = report.reason.map { ": \(TerminalText.visible($0))" } ?? ""
             print("\(name): \(result)\(reason) in \(report.durationMilliseconds ?? 0) ms")
             if let snapshot = report.snapshotPath { print("snapshot: \(snapshot)") }
         } else {

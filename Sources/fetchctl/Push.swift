@@ -21,6 +21,6 @@ struct Push: ParsableCommand {
     func run() throws {
         guard let report = try connection.send(ControlRequest(command: .push, handler: handler, data: data)).push else { return }
         if connection.json { return try connection.printJSON(report) }
-        print("\(handler): \(report.message)")
+        print("\(handler): \(TerminalText.visible(report.message))")
     }
 }

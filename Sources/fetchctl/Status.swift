@@ -33,12 +33,12 @@ struct Status: ParsableCommand {
         let planned = status.handlers.filter { $0.planReason != nil }
         if !planned.isEmpty {
             print("\nplanned from usage:")
-            planned.forEach { print("  \($0.name): \($0.planReason ?? "")") }
+            planned.forEach { print("  \($0.name): \(TerminalText.visible($0.planReason ?? ""))") }
         }
         let waiting = status.handlers.filter { $0.waitingFor != nil }
         if !waiting.isEmpty {
             print("\ndeferred until their conditions hold (fetchctl fetch still runs them):")
-            waiting.forEach { print("  \($0.name): \($0.waitingFor ?? "")") }
+            waiting.forEach { print("  \($0.name): \(TerminalText.visible($0.waitingFor ?? ""))") }
         }
         let transfers = status.handlers.filter { $0.transfer != nil }
         if !transfers.isEmpty {
@@ -63,7 +63,7 @@ struct Status: ParsableCommand {
             print("\nconfig problems:")
             status.configProblems.forEach { problem in
                 let location = problem.file + (problem.line.map { ":\($0)" } ?? "")
-                print("  \(location): \(problem.key.map { "key \"\($0)\": " } ?? "")\(problem.message)")
+                print(TerminalText.visible("  \(location): \(problem.key.map { "key \"\($0)\": " } ?? "")\(problem.message)"))
             }
         }
     }

@@ -25,7 +25,7 @@ enum TimeText {
             let cells = row.enumerated().map { index, cell in
                 index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
             }
-            print(cells.joined(separator: "  "))
+            print(TerminalText.visible(cells.joined(separator: "  ")))
         }
     }
 }

@@ -26,7 +26,7 @@ struct Usage: ParsableCommand {
         for use in report.recentUses { print("  \(TimeText.local(use.at))  \(use.source)") }
         print("\nplanned fetches (next 24 h):")
         if report.plannedFetches.isEmpty { print(report.learns ? "  none" : "  none: min_interval decides") }
-        for fetch in report.plannedFetches { print("  \(TimeText.local(fetch.at))  \(fetch.reason)") }
+        for fetch in report.plannedFetches { print("  \(TimeText.local(fetch.at))  \(TerminalText.visible(fetch.reason))") }
     }
 
     /// "after a use, the next one is (...) 2.1× 60 min to 75 min, ... later" for the stretches

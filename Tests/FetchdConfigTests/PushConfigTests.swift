@@ -55,6 +55,22 @@ struct PushConfigTests {
         }
     }
 
+    @Test func aTokenFileBehindASymlinkOrOwnedBySomeoneElseIsRefused() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let real = try tokenFile(in: folder, String(repeating: "e", count: 32), mode: 0o600)
+        let link = folder.path("link.token")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: real)
+        var (loaded, problems) = try handler(in: folder, "push_token_file = \"\(link)\"")
+        #expect(loaded == nil && problems.first?.message.contains("a symbolic link") == true, "\(problems)")
+        // Only root can give a file to another user here.
+        if geteuid() == 0 {
+            chown(real, 65534, 65534)
+            (loaded, problems) = try handler(in: folder, "push_token_file = \"\(real)\"")
+            #expect(loaded == nil && problems.first?.message.contains("owned by uid 65534") == true, "\(problems)")
+        }
+    }
+
     /// `fetchctl simulate --config` loads schedules only: a token file it may not read (it runs as
     /// a user, the file is the daemon's) must not make the handler invalid there.
     @Test func aLoadWithoutSecretsNamesTheTokenFileButDoesNotReadIt() throws {

@@ -126,6 +126,25 @@ struct EndToEndTests {
         #expect(!status.output.contains("HANDLER"), "an empty table says nothing: \(status.output)")
     }
 
+    /// A program's output reaches the admin's terminal through fetchctl as text, never as
+    /// escape sequences the terminal would obey.
+    @Test func fetchctlShowsControlCharactersInsteadOfSendingThem() async throws {
+        let daemon = try DaemonProcess(handlers: """
+            [[handler]]
+            name = "rude"
+            kind = "exec"
+            command = ["/bin/sh", "-c", "printf '\\\\033]0;owned\\\\007\\\\033[2Jgone' >&2; exit 3"]
+            min_interval = "never"
+            """, heartbeat: "1h")
+        try await daemon.start()
+        let fetch = try await daemon.fetchctlWithoutBlocking(["fetch", "rude", "--wait"])
+        let history = try await daemon.fetchctlWithoutBlocking(["history", "rude"])
+        for output in [fetch.output, history.output] {
+            #expect(!output.unicodeScalars.contains("\u{1B}") && !output.unicodeScalars.contains("\u{07}"), "\(output.debugDescription)")
+            #expect(output.contains("\\u{1B}]0;owned\\u{7}\\u{1B}[2Jgone"), "\(output.debugDescription)")
+        }
+    }
+
     /// The next wake follows min_interval, not the (much longer) heartbeat.
     @Test func minIntervalDrivesTheNextWakeNotTheHeartbeat() async throws {
         let daemon = try DaemonProcess(handlers: """
