@@ -237,7 +237,7 @@ install: build
 # Removes what `make install` put in place (same DESTDIR and PREFIX). The configuration in
 # /etc/fetchd, the state in /var/lib/fetchd and the snapshots in /var/cache/fetchd stay: remove
 # them by hand if wanted. Stop and disable the units first:
-# systemctl disable --now fetchd.socket fetchd-wake.timer fetchd
+# systemctl disable --now fetchd.socket fetchd-wake.timer fetchd; systemctl stop 'fetchd-planned@*.timer'
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/fetchd $(DESTDIR)$(PREFIX)/bin/fetchctl
 	for unit in systemd/*.service systemd/*.socket systemd/*.timer; do rm -f $(UNIT_DIR)/system/$$(basename $$unit); done

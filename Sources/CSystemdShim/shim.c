@@ -12,34 +12,6 @@ static void copy_error(const sd_bus_error *error, int r, char *text, size_t capa
     text[capacity - 1] = '\0';
 }
 
-int fetchd_bus_start_unit(sd_bus *bus, const char *unit_name, char *error_text, size_t error_capacity) {
-    sd_bus_error error = SD_BUS_ERROR_NULL;
-    sd_bus_message *reply = NULL;
-    int r = sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                               "org.freedesktop.systemd1.Manager", "StartUnit", &error, &reply, "ss", unit_name,
-                               "replace");
-    // Not installed (or a template whose instance the manager cannot load): no retry will help.
-    if (r < 0 && (sd_bus_error_has_name(&error, "org.freedesktop.systemd1.NoSuchUnit")
-                  || sd_bus_error_has_name(&error, "org.freedesktop.systemd1.LoadFailed"))) r = -ENOENT;
-    if (r < 0) copy_error(&error, r, error_text, error_capacity);
-    sd_bus_error_free(&error);
-    sd_bus_message_unref(reply);
-    return r;
-}
-
-int fetchd_bus_stop_unit(sd_bus *bus, const char *unit_name, char *error_text, size_t error_capacity) {
-    sd_bus_error error = SD_BUS_ERROR_NULL;
-    sd_bus_message *reply = NULL;
-    int r = sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                               "org.freedesktop.systemd1.Manager", "StopUnit", &error, &reply, "ss", unit_name,
-                               "replace");
-    if (r < 0 && sd_bus_error_has_name(&error, "org.freedesktop.systemd1.NoSuchUnit")) r = 0;
-    if (r < 0) copy_error(&error, r, error_text, error_capacity);
-    sd_bus_error_free(&error);
-    sd_bus_message_unref(reply);
-    return r;
-}
-
 // Waits until `bus` has authenticated and said Hello, for at most `timeout_usec`. sd-bus would
 // wait for that inside the first blocking call, under its own fixed authentication timeout
 // (90 s), whatever the method call timeout: a bus that accepts and never answers would hold the

@@ -75,10 +75,11 @@ public struct ControlClient: Sendable {
         let code = errno
         let message = switch code {
         case ENOENT:
-            "fetchd is not running: there is no control socket at \(path) (start it with 'systemctl start fetchd', or pass --socket)"
+            "fetchd is not running: there is no control socket at \(path) (start it with 'systemctl start fetchd' "
+                + "or, for a user service, 'systemctl --user start fetchd'; or pass --socket)"
         case ECONNREFUSED:
             "fetchd is not running and \(path) is not listening: fetchd.socket is stopped or failed "
-                + "(see 'systemctl status fetchd.socket fetchd'); once the cause is fixed: "
+                + "(see 'systemctl status fetchd.socket fetchd'; --user for a user service); once the cause is fixed: "
                 + "'systemctl reset-failed fetchd.socket fetchd; systemctl start fetchd.socket fetchd'"
         case EACCES, EPERM:
             "permission denied on \(path): run fetchctl as root, as the daemon's user, or as a member of its control group"

@@ -42,6 +42,12 @@ public struct PeerPolicy: Sendable {
         }
     }
 
+    /// Creates a policy for the group `groupID` (nil: no extra group).
+    public init(daemonUID: UInt32 = geteuid(), groupID: UInt32?) {
+        self.daemonUID = daemonUID
+        allowedGroupID = groupID
+    }
+
     /// Nil when `peer` may connect, otherwise the reason it may not.
     public func refusal(for peer: PeerCredentials) -> String? {
         if peer.uid == 0 || peer.uid == daemonUID { return nil }

@@ -74,6 +74,7 @@ public struct Daemon {
             },
             onStopping: { notifier.stopping() },
             systemdWake: { planned.activeTimerDate() })
+        planned.onHeldChange { scheduler.replan() }
         let logger = self.logger
         let reloads = ReloadService.Requests()
         let control = ControlServer(
@@ -123,6 +124,7 @@ public struct Daemon {
                                              await readWatcher.refresh()
                                              sessionWatcher.refresh()
                                              networkWatcher.refresh()
+                                             planned.reconsider()
                                          }, requests: reloads)),
             .init(service: scheduler),
         ]

@@ -68,6 +68,7 @@ final class NetworkWatcher: Service, Sendable {
                         await connectIfWanted(&link, group: &group)
                     case .closed(let error):
                         link.listener = nil
+                        link.followingLogged = false
                         await apply(nil)
                         logOutage(&link, "the system bus connection closed (\(error))")
                         scheduleRetry(&link, group: &group)

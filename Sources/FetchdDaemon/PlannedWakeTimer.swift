@@ -10,44 +10,53 @@ import Synchronization
 /// than a transient unit, so that a polkit rule can let the unprivileged daemon start and stop
 /// these timers and nothing else (systemd 252 tells polkit no unit name for a transient one).
 /// `systemctl list-timers` shows it. The scheduler hands this each new plan (`plan`) and never
-/// waits on the bus: this service's own loop talks to the manager.
+/// waits on the bus: this service's loop talks to the manager, through a `BusListener` whose
+/// own queue makes the blocking calls.
 ///
-/// Outside systemd, or where the manager refuses this caller (access denied: an unprivileged
-/// daemon without polkit's leave), fetchd's own timer does the job and this says so once. Any
-/// other failure (no bus yet, the bus restarted, the connection dropped, a busy manager) drops
-/// the connection and tries again on a new one after 1 s, doubling to at most a minute, until
-/// the timer is set or the plan's time has passed; meanwhile fetchd's own timer makes the planned
-/// fetch (`activeTimerDate` is nil), and the log says so once until the timer is set again.
+/// Outside systemd fetchd's own timer does the job, and says so once. Where the manager refuses
+/// this caller (access denied: an unprivileged daemon without polkit's rule) or the template is
+/// not installed, the same, until the next reload asks again (`reconsider`). Any other failure
+/// (no bus yet, the bus restarted, a busy manager) drops the connection and tries again on a new
+/// one after 1 s, doubling to at most a minute, until the timer is set or the plan's time has
+/// passed; a connection the bus closes is replaced at the next plan. Whenever no timer is held
+/// (`activeTimerDate` is nil), fetchd's own timer makes the planned fetch; the log says so once
+/// per outage.
 final class PlannedWakeTimer: Service, Sendable {
     /// The shipped template of the planned timers.
     static let template = "fetchd-planned@.timer"
+    /// What the log adds to a refusal.
+    static let refusalHint = "; polkit's rule for the fetchd user (60-fetchd.rules) lets it start these timers"
 
     /// The instance of `template` that fires at `date` (rounded up to the second: a timer that
     /// fired a fraction early would find nothing due yet).
     static func timerName(at date: Date) -> String {
         "fetchd-planned@\(Int64(date.timeIntervalSince1970.rounded(.up))).timer"
     }
-    /// How long a call to the manager may take before it counts as failed, in seconds.
-    static let callTimeoutSeconds = 10.0
 
     private struct State {
         /// The plan to hold (nil: none).
         var wanted: Date?
         /// The timer systemd holds for us (nil: none set, fetchd's own timer is relied on).
         var held: Date?
+        /// Refused or not installed: no attempts until `reconsider`.
+        var refused = false
+        /// The bus closed the connection: open a new one at the next attempt.
+        var connectionClosed = false
+        /// Told when `held` changes, so the scheduler's own timer follows (`onHeldChange`).
+        var heldChanged: @Sendable () -> Void = {}
     }
 
     private let state = Mutex(State())
     private let changed = WakeSignal()
     private let underSystemd: Bool
-    private let userManager: Bool
+    private let bus: BusConnection.Bus
     private let logger: Logger
 
     /// Talks to the manager that started fetchd: the user manager for a user service, else the
     /// system manager. `underSystemd` is false outside systemd: no bus is tried.
     init(underSystemd: Bool, userManager: Bool, logger: Logger) {
         self.underSystemd = underSystemd
-        self.userManager = userManager
+        self.bus = userManager ? .user : .system
         self.logger = logger
         if !underSystemd { logger.notice("not started by systemd: planned wakes use fetchd's internal timer") }
     }
@@ -56,10 +65,20 @@ final class PlannedWakeTimer: Service, Sendable {
     /// then leaves that wake to systemd and only backs it up a little later.
     func activeTimerDate() -> Date? { state.withLock { $0.held } }
 
+    /// Calls `body` whenever `activeTimerDate` changes (the scheduler plans its wake again).
+    func onHeldChange(_ body: @escaping @Sendable () -> Void) { state.withLock { $0.heldChanged = body } }
+
     /// Asks for the timer at `date` (nil: no plan). Returns at once; the service's loop sets it.
     func plan(_ date: Date?) {
         guard underSystemd else { return }
         state.withLock { $0.wanted = date }
+        changed.signal()
+    }
+
+    /// After a reload: a refused or missing template may be allowed or installed now.
+    func reconsider() {
+        guard underSystemd else { return }
+        state.withLock { $0.refused = false }
         changed.signal()
     }
 
@@ -71,7 +90,7 @@ final class PlannedWakeTimer: Service, Sendable {
             return
         }
         await cancelWhenGracefulShutdown {
-            var link = Link(user: self.userManager)
+            var link = Link()
             var retry = BusReconnect()
             var failing = false
             while !Task.isCancelled {
@@ -81,8 +100,8 @@ final class PlannedWakeTimer: Service, Sendable {
                 } else {
                     await self.changed.wait()
                 }
-                guard !Task.isCancelled else { return }
-                switch self.apply(&link) {
+                guard !Task.isCancelled else { break }
+                switch await self.apply(&link) {
                 case .unchanged:
                     retry.connected()
                 case .set(let date):
@@ -91,9 +110,8 @@ final class PlannedWakeTimer: Service, Sendable {
                     retry.connected()
                     self.logger.debug("planned wake at \(date) on \(Self.timerName(at: date))")
                 case .refused(let error):
-                    self.logger.notice("cannot start \(Self.template) (\(error)): planned wakes use fetchd's internal timer\(error.isRefusal ? Self.refusalHint : "")")
-                    try? await gracefulShutdown()
-                    return
+                    self.logger.notice("cannot start \(Self.template) (\(error)): planned wakes use fetchd's internal timer\(Self.refusalHint)")
+                    retry.connected()
                 case .failed(let error):
                     if !failing {
                         self.logger.notice("cannot start \(Self.template) (\(error)): planned wakes use fetchd's internal timer until it can be started (trying again on a new connection, at most every minute)")
@@ -102,72 +120,110 @@ final class PlannedWakeTimer: Service, Sendable {
                     retry.failed()
                 }
             }
+            link.listener?.close()
         }
     }
-
-    /// What the log adds to a refusal.
-    static let refusalHint = "; polkit's rule for the fetchd user (60-fetchd.rules) lets it start these timers"
 
     private enum Attempt {
         case unchanged
         case set(Date)
-        /// Asking again will not help: refused, or the template is not installed.
-        case refused(ManagerBus.Failure)
-        case failed(ManagerBus.Failure)
+        /// Asking again will not help until a reload: refused, or the template is not installed.
+        case refused(BusError)
+        case failed(BusError)
     }
 
-    /// One attempt to hold the wanted plan. Plans less than a second ahead (or past) are left to
-    /// the internal timer, and a plan within a second of the held one is not sent again.
-    private func apply(_ link: inout Link) -> Attempt {
-        let (wanted, held) = state.withLock { ($0.wanted, $0.held) }
-        guard let wanted, wanted.timeIntervalSinceNow > 1 else { return .unchanged }
+    /// The D-Bus errors after which asking again will not help: the caller may not start units,
+    /// or no such unit can be loaded.
+    static let finalErrors: Set<String> = [
+        "org.freedesktop.DBus.Error.AccessDenied", "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired",
+        "org.freedesktop.systemd1.NoSuchUnit", "org.freedesktop.systemd1.LoadFailed",
+    ]
+
+    /// One attempt to hold the wanted plan. Plans less than a second ahead (or past, or none) are
+    /// left to the internal timer, and a plan within a second of the held one is not sent again.
+    private func apply(_ link: inout Link) async -> Attempt {
+        let (wanted, held, refused, closed) = state.withLock { ($0.wanted, $0.held, $0.refused, $0.connectionClosed) }
+        guard !refused else { return .unchanged }
+        guard let wanted, wanted.timeIntervalSinceNow > 1 else {
+            setHeld(nil)
+            return .unchanged
+        }
         if let held, abs(held.timeIntervalSince(wanted)) < 1 { return .unchanged }
+        if closed {
+            link.listener = nil
+            state.withLock { $0.connectionClosed = false }
+        }
         let name = Self.timerName(at: wanted)
-        do {
-            let bus = try link.open()
-            try bus.startUnit(name)
-            // The new timer first, then the old one stopped: no moment without one. A timer
-            // that could not be stopped is asked again next time; if it fires meanwhile, that
-            // wake finds nothing due.
+        do throws(BusError) {
+            let listener = try await link.open(bus) { [weak self] _ in
+                self?.state.withLock { $0.connectionClosed = true }
+            }
+            try await Self.call(listener, "StartUnit", name)
+            // The new timer first, then the old one stopped: no moment without one. One that
+            // could not be stopped is asked again next time; if it fires meanwhile, that wake
+            // finds nothing due.
+            link.leftovers.remove(name)
             if let previous = link.heldUnit, previous != name { link.leftovers.insert(previous) }
             link.heldUnit = name
-            for unit in link.leftovers.sorted() where (try? bus.stopUnit(unit)) != nil { link.leftovers.remove(unit) }
-            state.withLock { $0.held = wanted }
+            for unit in link.leftovers.sorted() {
+                if (try? await Self.call(listener, "StopUnit", unit)) != nil { link.leftovers.remove(unit) }
+            }
+            setHeld(wanted)
             // A newer plan that came meanwhile is taken on the next turn (the signal is kept).
             return .set(wanted)
-        } catch where error.isRefusal || error.isMissingUnit {
-            state.withLock { $0.held = nil }
-            return .refused(error)
         } catch {
-            // Whatever broke (the bus restarted, the connection dropped), the next attempt starts
-            // from a new connection, and until a timer is set again fetchd's own timer is relied on.
-            state.withLock { $0.held = nil }
-            link.close()
+            setHeld(nil)
+            if let name = error.name, Self.finalErrors.contains(name) {
+                state.withLock { $0.refused = true }
+                return .refused(error)
+            }
+            // Whatever broke, the next attempt starts from a new connection.
+            link.listener?.close()
+            link.listener = nil
             return .failed(error)
+        }
+    }
+
+    /// Records the timer systemd holds and tells the scheduler when that changed.
+    private func setHeld(_ date: Date?) {
+        let notify = state.withLock { state -> (@Sendable () -> Void)? in
+            guard state.held != date else { return nil }
+            state.held = date
+            return state.heldChanged
+        }
+        notify?()
+    }
+
+    /// `member` (StartUnit, StopUnit) of the manager on `unit`, job mode "replace"; a StopUnit of
+    /// a unit that is not loaded is not an error.
+    private static func call(_ listener: BusListener, _ member: String, _ unit: String) async throws(BusError) {
+        try await listener.perform { connection throws(BusError) in
+            do throws(BusError) {
+                _ = try connection.call(destination: "org.freedesktop.systemd1", path: "/org/freedesktop/systemd1",
+                                        interface: "org.freedesktop.systemd1.Manager", member: member,
+                                        arguments: [unit, "replace"])
+            } catch where member == "StopUnit" && error.name == "org.freedesktop.systemd1.NoSuchUnit" {
+                return
+            }
         }
     }
 
     /// The connection to the manager (opened when first needed and again after a failure) and
     /// the timers started on it.
     private struct Link {
-        let user: Bool
-        private var bus: ManagerBus?
+        var listener: BusListener?
         /// The instance holding the current plan.
         var heldUnit: String?
         /// Instances replaced but not yet stopped.
         var leftovers: Set<String> = []
 
-        init(user: Bool) { self.user = user }
-
         /// The open connection, or a new one.
-        mutating func open() throws(ManagerBus.Failure) -> ManagerBus {
-            if let bus, bus.isOpen { return bus }
-            let opened = try ManagerBus(user: user, callTimeoutSeconds: PlannedWakeTimer.callTimeoutSeconds)
-            bus = opened
+        mutating func open(_ bus: BusConnection.Bus,
+                           onClose: @escaping @Sendable (BusError) -> Void) async throws(BusError) -> BusListener {
+            if let listener { return listener }
+            let opened = try await BusListener.open(bus, label: "fetchd-planned-timer", setup: { _ in }, onClose: onClose)
+            listener = opened
             return opened
         }
-
-        /// Drops the connection.
-        mutating func close() { bus = nil }
     }
 }

@@ -32,7 +32,7 @@ public struct SchedulerService: Service {
     let afterWork: @Sendable () async -> Void
     /// Runs once when graceful shutdown begins.
     let onStopping: @Sendable () -> Void
-    /// The time of a planned wake systemd will deliver (a transient timer), if any.
+    /// The time of a planned wake systemd will deliver (`PlannedWakeTimer`), if any.
     let systemdWake: @Sendable () async -> Date?
     /// How long after a systemd-delivered wake the internal timer steps in if it did not come.
     static let systemdWakeGrace: TimeInterval = 5
@@ -106,9 +106,9 @@ public struct SchedulerService: Service {
             while !Task.isCancelled {
                 let now = Date()
                 var next = await coordinator.nextWake(now: now)
-                // systemd's timer delivers that wake (coalesced, caught up after suspend); ours
-                // only backs it up.
-                if let planned = await systemdWake(), next <= planned.addingTimeInterval(Self.systemdWakeGrace) {
+                // When systemd's timer delivers this very wake (coalesced with the system's
+                // timers), ours only backs it up; a wake due at another time is ours to make.
+                if let planned = await systemdWake(), abs(next.timeIntervalSince(planned)) <= Self.systemdWakeGrace {
                     next = planned.addingTimeInterval(Self.systemdWakeGrace)
                 }
                 // Never spin: even when something is overdue, wait a moment before the next look.

@@ -10,8 +10,9 @@ struct Reload: ParsableCommand {
         abstract: "Make fetchd read its configuration again; fail if it rejects it (it then keeps the previous one).")
     @OptionGroup var connection: ConnectionOptions
 
-    /// How long to wait for the daemon's answer: loading thousands of handler files takes a while.
-    static let timeoutSeconds = 90
+    /// How long to wait for the daemon's answer: loading thousands of handler files takes a
+    /// while; less than systemd's 90 s for ExecReload=, so this says what happened, not systemd.
+    static let timeoutSeconds = 80
 
     func run() throws {
         let response = try connection.send(ControlRequest(command: .reload), timeoutSeconds: Self.timeoutSeconds)

@@ -25,8 +25,10 @@ struct Status: ParsableCommand {
                 String(handler.newDataSinceLastLook), handler.snapshotPath ?? "-",
             ])
         }
-        if status.handlers.isEmpty {
+        if status.handlers.isEmpty && status.configProblems.isEmpty {
             print(Self.noHandlers(in: status.handlersDirectory))
+        } else if status.handlers.isEmpty {
+            print("no handler is loaded: every handler has a problem (below)")
         } else {
             TimeText.printTable(rows)
         }
@@ -72,7 +74,8 @@ struct Status: ParsableCommand {
     /// examples are (installed beside fetchctl, `make install`).
     static func noHandlers(in directory: String?) -> String {
         var text = "no handlers configured: add a handler file (*.toml, see fetchd.toml(5)) to "
-            + "\(directory ?? "the handlers.d folder beside the config file"), then run 'systemctl reload fetchd'"
+            + "\(directory ?? "the handlers.d folder beside the config file"), then run 'systemctl reload fetchd' "
+            + "('systemctl --user reload fetchd' for a user service)"
         let binary = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         let prefix = URL(fileURLWithPath: binary).deletingLastPathComponent().deletingLastPathComponent()
         let examples = prefix.appendingPathComponent("share/doc/fetchd/examples").path

@@ -73,16 +73,10 @@ struct FetchdCommand: AsyncParsableCommand {
             for problem in error.diagnostics {
                 logger.critical("cannot start: \(problem.description)", metadata: problem.journalMetadata)
             }
-            // Started by a connection to fetchd.socket: answer it (and any other waiting), or
-            // systemd would start fetchd again at once for it, until the start limit fails the
-            // socket too.
-            if let socket = SocketActivation.takeListeningSocket() {
-                let problems = error.diagnostics.map { "  \($0.description)" }.joined(separator: "\n")
-                let answered = PendingConnections.answerAll(on: socket, with: .failure(
-                    .configInvalid, "fetchd cannot start: its configuration has problems:\n\(problems)\n"
-                        + "Fix them (fetchctl check-config FILE), then: systemctl start fetchd"))
-                logger.notice("answered \(answered) waiting control connection(s) with the configuration's problems")
-            }
+            let problems = error.diagnostics.map { "  \($0.description)" }.joined(separator: "\n")
+            Self.answerWaitingClients(.configInvalid, "fetchd cannot start: its configuration has problems:\n\(problems)\n"
+                + "Fix them (fetchctl check-config FILE), then: systemctl start fetchd (systemctl --user for a user service)",
+                logger: logger)
             throw ExitCode(78)  // EX_CONFIG: systemd does not restart a unit for a bad config forever
         }
         var daemon = Daemon(config: loaded, logger: logger, reload: load)
@@ -98,9 +92,26 @@ struct FetchdCommand: AsyncParsableCommand {
         } catch let busy as CacheLock.Busy {
             // Said once: the logger writes to stderr, or to the journal under systemd.
             logger.critical("cannot start: \(busy)")
+            Self.answerWaitingClients(.internalError, "fetchd cannot start: \(busy)", logger: logger)
             // EX_TEMPFAIL: not a failed fetch (1) nor a bad config (78); systemd retries later.
             throw ExitCode(75)
+        } catch let exit as ExitCode {
+            throw exit
+        } catch {
+            // Before the control socket was adopted (a missing control_group, an unwritable
+            // state folder): the clients that started fetchd learn why.
+            Self.answerWaitingClients(.internalError, "fetchd cannot start: \(error)", logger: logger)
+            throw error
         }
+    }
+
+    /// Started by a connection to fetchd.socket and about to exit before serving it: answers it
+    /// (and any other waiting) with `message`, or systemd would start fetchd again at once for
+    /// it, until the start limit fails the socket too. Nothing once the socket is in use.
+    static func answerWaitingClients(_ code: ControlError.Code, _ message: String, logger: Logger) {
+        guard let socket = SocketActivation.takeListeningSocket() else { return }
+        let answered = PendingConnections.answerAll(on: socket, with: .failure(code, message))
+        logger.notice("answered \(answered) waiting control connection(s) with why fetchd cannot start")
     }
 }
 

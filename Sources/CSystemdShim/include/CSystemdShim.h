@@ -10,14 +10,6 @@
 #include <systemd/sd-journal.h>
 #include <systemd/sd-bus.h>
 
-/// Starts a unit (the planned timer's instance). On failure returns a negative errno and, when
-/// the manager said why, copies its message into `error_text`; -ENOENT when no such unit is
-/// installed.
-int fetchd_bus_start_unit(sd_bus *bus, const char *unit_name, char *error_text, size_t error_capacity);
-
-/// Stops a unit (used to replace the previous planned timer). Unknown units are not an error.
-int fetchd_bus_stop_unit(sd_bus *bus, const char *unit_name, char *error_text, size_t error_capacity);
-
 /// Opens a connection to the system bus (`DBUS_SYSTEM_BUS_ADDRESS` if set, else the standard
 /// socket) or the user's bus, with `method_timeout_usec` as the limit of every blocking call on it
 /// (AddMatch included). Returns a negative errno on failure.
