@@ -43,10 +43,16 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUserUnitTests {
             ExecStart=/lib/systemd/systemd --user
             Delegate=yes
             """)
+        // One handler, in the user's own config folder (owned by the user: fetchd trusts it).
+        try namespace.writeFile(Self.home + "/.config/fetchd/handlers.d/clock.toml", FetchdUnitTests.clock + "\n")
+        try await namespace.check(["chown", "-R", "\(Self.user):\(Self.user)", Self.home + "/.config"])
         try await namespace.check(["systemctl", "daemon-reload"])
         try await namespace.check(["systemctl", "start", "fetchd-test-user.service"])
         let start = try await Self.asUser(namespace, ["systemctl", "--user", "start", "fetchd.socket", "fetchd.service"])
-        #expect(start.status == 0, "\(start)")
+        if start.status != 0 {
+            let why = try await Self.asUser(namespace, ["systemctl", "--user", "status", "fetchd.service", "--no-pager", "-l"])
+            Issue.record("the user's fetchd did not start: \(start)\n\(why)")
+        }
         let state = Self.home + "/.local/state/fetchd"
         var database: String?
         #expect(try await eventually(timeoutSeconds: 20) {
@@ -60,5 +66,14 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUserUnitTests {
         let status = try await Self.asUser(namespace, [FetchdUnitTests.binDirectory + "/fetchctl", "status",
                                                        "--socket", "/run/user/\(Self.uid)/fetchd/control.sock"])
         #expect(status.status == 0, "\(status)")
+        // A handler runs inside the sandbox and publishes into the user's cache.
+        let fetch = try await Self.asUser(namespace, [FetchdUnitTests.binDirectory + "/fetchctl", "fetch", "clock", "--wait",
+                                                      "--socket", "/run/user/\(Self.uid)/fetchd/control.sock"])
+        #expect(fetch.status == 0 && fetch.stdout.contains("newData"), "\(fetch)")
+        #expect(try await Self.modeAndOwner(namespace, Self.home + "/.cache/fetchd/clock/latest/content") != nil)
+        // The wake service, in its sandbox (a user namespace, no network), still reaches fetchd:
+        // a oneshot whose fetchctl could not connect would fail the start.
+        let wake = try await Self.asUser(namespace, ["systemctl", "--user", "start", "fetchd-wake.service"])
+        #expect(wake.status == 0, "\(wake)")
     }
 } }
