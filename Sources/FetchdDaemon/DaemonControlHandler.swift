@@ -7,6 +7,7 @@ import Foundation
 struct DaemonControlHandler: ControlRequestHandler {
     let coordinator: FetchCoordinator
     let scheduler: SchedulerService
+    /// Where `reload` requests go (the reload service answers them in turn).
     let reloads: ReloadService.Requests
 
     func handle(_ request: ControlRequest, from peer: PeerCredentials) async -> ControlResponse {

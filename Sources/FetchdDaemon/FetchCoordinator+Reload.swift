@@ -28,7 +28,7 @@ extension FetchCoordinator {
         let enabled = config.handlers.filter(\.enabled)
         let failing = enabled.filter { (states[$0.name]?.consecutiveFailures ?? 0) > 0 }.count
         var parts = ["\(enabled.count) handler\(enabled.count == 1 ? "" : "s")"]
-        if config.handlers.isEmpty {
+        if config.handlers.isEmpty && config.diagnostics.isEmpty {
             parts[0] = "no handlers configured (add a handler file to \(config.handlersDirectory), then reload)"
         }
         if failing > 0 { parts[0] += ", \(failing) failing" }

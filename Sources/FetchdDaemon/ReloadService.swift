@@ -22,6 +22,8 @@ struct ReloadService: Service {
     /// The reloads asked for.
     let requests: Requests
 
+    /// Reloads at each SIGHUP and each request, one at a time, until graceful shutdown; requests
+    /// still waiting then are answered nil.
     func run() async {
         let signals = await UnixSignalsSequence(trapping: .sighup)
         await withDiscardingTaskGroup { group in

@@ -73,7 +73,7 @@ struct Status: ParsableCommand {
     /// What to do when nothing is configured: where handler files go, and where the shipped
     /// examples are (installed beside fetchctl, `make install`).
     static func noHandlers(in directory: String?) -> String {
-        var text = "no handlers configured: add a handler file (*.toml, see fetchd.toml(5)) to "
+        var text = "no handlers configured: add a handler file (*.toml) to "
             + "\(directory ?? "the handlers.d folder beside the config file"), then run 'systemctl reload fetchd' "
             + "('systemctl --user reload fetchd' for a user service)"
         let binary = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
