@@ -4,15 +4,19 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import Synchronization
 
 /// Answers the push listener's requests: `POST /push/NAME` with `Authorization: Bearer TOKEN`
 /// (the handler's `push_token_file`) and, as the body, the push data (JSON, at most
 /// `Defaults.pushDataMaxBytes` bytes; empty for none).
 ///
 /// 202: taken (fetching now, or coalesced: the body's `fetch_at` says when); 400: the body is
-/// not JSON; 401: no or wrong token; 404: no such handler, or one without a token; 405: not
-/// POST; 413: the body is too large; 503: the state database failed. Every refusal closes the
-/// connection (`PushConnectionGuard`), so the rest of a refused body is never read.
+/// not JSON; 401: no or wrong token, and alike for a handler that does not exist or takes no
+/// pushes, so that a client without a token learns nothing of which handlers do; 404: a path
+/// outside `/push/`; 405: not POST; 413: the body is too large; 503: the state database
+/// failed. Every refusal closes the connection (`PushConnectionGuard`), so the rest of a refused
+/// body is never read; refusals are logged at most once per `refusalLogIntervalSeconds`, with
+/// how many were not, so a flood cannot trip journald's rate limit and hide fetchd's own lines.
 struct PushResponder: HTTPResponder {
     typealias Context = BasicRequestContext
 
@@ -24,6 +28,11 @@ struct PushResponder: HTTPResponder {
     let dataMaxBytes: Int
     /// The daemon's logger.
     let logger: Logger
+    /// Refusals not yet logged, and when the last line was (shared by every request).
+    let refusalLog = RefusalLog()
+
+    /// The least time between two refusal lines in the log, in seconds.
+    static let refusalLogIntervalSeconds = 10.0
 
     /// The path prefix of push requests; the handler's name follows.
     static let pathPrefix = "/push/"
@@ -40,15 +49,18 @@ struct PushResponder: HTTPResponder {
             response.headers[.allow] = "POST"
             return response
         }
-        // A handler without a token takes no pushes from the network: as if it did not exist here.
-        guard let token = await coordinator.pushToken(of: name), let expected = token else {
-            return Self.refusal(.notFound, "no handler \"\(name)\" takes pushes here (it needs push_token_file)")
-        }
-        guard let presented = Self.bearerToken(request.headers[.authorization]), Self.tokensMatch(presented, expected) else {
-            logger.info("push listener: refused a push for \(name): missing or wrong token", metadata: ["handler": "\(name)"])
-            var response = Self.refusal(.unauthorized, "missing or wrong token: send Authorization: Bearer TOKEN (the handler's push_token_file)")
-            response.headers[.wwwAuthenticate] = "Bearer realm=\"fetchd\""
-            return response
+        // No such handler, or one without a token (it takes no pushes from the network): answered
+        // as a wrong token is, after the same comparison, so neither the status nor the time tells.
+        let expected = (await coordinator.pushToken(of: name)).flatMap { $0 }
+        let presented = Self.bearerToken(request.headers[.authorization])
+        guard let expected, let presented, Self.tokensMatch(presented, expected) else {
+            _ = Self.tokensMatch(presented ?? "", expected ?? String(repeating: " ", count: Defaults.pushTokenMinLength))
+            if let suppressed = refusalLog.shouldLog(intervalSeconds: Self.refusalLogIntervalSeconds) {
+                let more = suppressed > 0 ? " (and \(suppressed) more refusal(s) since the last line)" : ""
+                logger.info("push listener: refused a push for \(name): no such handler, no token or a wrong one\(more)",
+                            metadata: ["handler": "\(name)"])
+            }
+            return Self.unauthorized()
         }
         let tooLarge = "the push data is over \(dataMaxBytes) bytes; send a smaller JSON text (e.g. an id or URL to fetch)"
         if let length = request.headers[.contentLength].flatMap(Int.init), length > dataMaxBytes {
@@ -66,7 +78,7 @@ struct PushResponder: HTTPResponder {
         } catch {
             switch error {
             case .badData: return Self.refusal(.badRequest, error.description)
-            case .unknownHandler: return Self.refusal(.notFound, error.description)
+            case .unknownHandler: return Self.unauthorized()  // removed by a reload meanwhile
             case .stateUnavailable, .shuttingDown: return Self.refusal(.serviceUnavailable, error.description)
             }
         }
@@ -91,6 +103,13 @@ struct PushResponder: HTTPResponder {
         return difference == 0
     }
 
+    /// The one answer to a push without the right token, whatever the handler.
+    static func unauthorized() -> Response {
+        var response = refusal(.unauthorized, "missing or wrong token: send Authorization: Bearer TOKEN (the handler's push_token_file)")
+        response.headers[.wwwAuthenticate] = "Bearer realm=\"fetchd\""
+        return response
+    }
+
     /// A refusal: `{"error": message}` and the connection closed after it.
     static func refusal(_ status: HTTPResponse.Status, _ message: String) -> Response {
         json(status, ["error": message], close: true)
@@ -101,5 +120,28 @@ struct PushResponder: HTTPResponder {
         var headers: HTTPFields = [.contentType: "application/json"]
         if close { headers[.connection] = "close" }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data + Data("\n".utf8))))
+    }
+}
+
+/// How many push refusals went unlogged, so the log says one line per interval at most.
+final class RefusalLog: Sendable {
+    private struct State {
+        var lastLogged: ContinuousClock.Instant?
+        var suppressed = 0
+    }
+    private let state = Mutex(State())
+
+    /// Nil when this refusal is only counted; else log it, with how many were counted since the
+    /// last line (the count starts again).
+    func shouldLog(intervalSeconds: Double, now: ContinuousClock.Instant = .now) -> Int? {
+        state.withLock { state in
+            if let last = state.lastLogged, last.duration(to: now) < .milliseconds(Int64(intervalSeconds * 1000)) {
+                state.suppressed += 1
+                return nil
+            }
+            defer { state.suppressed = 0 }
+            state.lastLogged = now
+            return state.suppressed
+        }
     }
 }
