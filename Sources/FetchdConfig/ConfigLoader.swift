@@ -48,9 +48,11 @@ public enum ConfigLoader {
         let handlersDirectory = daemon.handlersDirectory.hasPrefix("/")
             ? daemon.handlersDirectory
             : (baseDirectory.isEmpty ? "." : baseDirectory) + "/" + daemon.handlersDirectory
-        let untrusted = ([handlersDirectory] + handlerFiles(in: handlersDirectory)).compactMap { ConfigTrust.problem(at: $0) }
+        // The folder is listed once: the files checked are the files read.
+        let files = handlerFiles(in: handlersDirectory)
+        let untrusted = ([handlersDirectory] + files).compactMap { ConfigTrust.problem(at: $0) }
         guard untrusted.isEmpty else { throw ConfigLoadError(diagnostics: untrusted) }
-        var (handlers, diagnostics) = loadHandlers(directory: handlersDirectory, daemon: daemon)
+        var (handlers, diagnostics) = loadHandlers(files, daemon: daemon)
         if let mainDocument, mainDocument.table["handler"] != nil {
             let (mainHandlers, mainDiagnostics) = readHandlers(in: mainDocument, file: mainFile, daemon: daemon,
                                                                isHandlerFile: false)
@@ -85,11 +87,11 @@ public enum ConfigLoader {
         }
     }
 
-    /// Loads every `*.toml` file of `directory`, in name order. A missing folder holds no handlers.
-    static func loadHandlers(directory: String, daemon: DaemonConfig) -> ([HandlerConfig], [ConfigDiagnostic]) {
+    /// Loads the handler files `files` (`handlerFiles(in:)`), in that order.
+    static func loadHandlers(_ files: [String], daemon: DaemonConfig) -> ([HandlerConfig], [ConfigDiagnostic]) {
         var handlers: [HandlerConfig] = []
         var diagnostics: [ConfigDiagnostic] = []
-        for file in handlerFiles(in: directory) {
+        for file in files {
             let parsed = parse(file: file)
             guard let document = parsed.document else { diagnostics += parsed.diagnostics; continue }
             let (found, problems) = readHandlers(in: document, file: file, daemon: daemon)

@@ -154,10 +154,8 @@ public struct ControlServer: Service {
         guard let provider = channel as? any SocketOptionProvider else {
             throw ControlError(code: .internalError, message: "the control channel has no socket options")
         }
-        // Glibc hides `struct ucred` behind _GNU_SOURCE; this has the same layout.
-        struct KernelCredentials: Sendable { var pid: Int32 = 0; var uid: UInt32 = 0; var gid: UInt32 = 0 }
-        let credentials: KernelCredentials = try await provider.unsafeGetSocketOption(
+        let credentials: PeerCredentials.Kernel = try await provider.unsafeGetSocketOption(
             level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED)).get()
-        return PeerCredentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
+        return PeerCredentials(credentials)
     }
 }

@@ -40,7 +40,7 @@ public enum PendingConnections {
             defer { close(connection) }
             _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
             _ = fcntl(connection, F_SETFL, fcntl(connection, F_GETFL) | O_NONBLOCK)
-            guard let peer = credentials(connection), policy.refusal(for: peer) == nil else { continue }
+            guard let peer = PeerCredentials(socket: connection), policy.refusal(for: peer) == nil else { continue }
             awaitRequest(connection, until: deadline)
             if send(line, to: connection, until: deadline) { answered += 1 }
         }
@@ -59,16 +59,6 @@ public enum PendingConnections {
         var info = stat()
         guard !path.isEmpty, stat(path, &info) == 0 else { return nil }
         return info.st_gid
-    }
-
-    /// The peer's credentials (`SO_PEERCRED`), nil when the kernel does not say.
-    private static func credentials(_ connection: Int32) -> PeerCredentials? {
-        // Glibc hides `struct ucred` behind _GNU_SOURCE; this has the same layout.
-        struct KernelCredentials { var pid: Int32 = 0; var uid: UInt32 = 0; var gid: UInt32 = 0 }
-        var found = KernelCredentials()
-        var length = socklen_t(MemoryLayout<KernelCredentials>.size)
-        guard getsockopt(connection, SOL_SOCKET, SO_PEERCRED, &found, &length) == 0 else { return nil }
-        return PeerCredentials(pid: found.pid, uid: found.uid, gid: found.gid)
     }
 
     /// Milliseconds left until `deadline` (0 once past it).

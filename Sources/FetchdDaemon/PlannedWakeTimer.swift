@@ -110,7 +110,7 @@ final class PlannedWakeTimer: Service, Sendable {
                     retry.connected()
                     self.logger.debug("planned wake at \(date) on \(Self.timerName(at: date))")
                 case .refused(let error):
-                    self.logger.notice("cannot start \(Self.template) (\(error)): planned wakes use fetchd's internal timer\(Self.refusalHint)")
+                    self.logger.notice("cannot start \(Self.template) (\(error)): planned wakes use fetchd's internal timer\(Self.isMissing(error) ? "" : Self.refusalHint)")
                     retry.connected()
                 case .failed(let error):
                     if !failing {
@@ -182,6 +182,11 @@ final class PlannedWakeTimer: Service, Sendable {
             link.listener = nil
             return .failed(error)
         }
+    }
+
+    /// Whether `error` says the template is not installed (rather than that this caller may not start it).
+    static func isMissing(_ error: BusError) -> Bool {
+        ["org.freedesktop.systemd1.NoSuchUnit", "org.freedesktop.systemd1.LoadFailed"].contains(error.name ?? "")
     }
 
     /// Records the timer systemd holds and tells the scheduler when that changed.

@@ -51,8 +51,8 @@ public struct FetchPlanner: Sendable {
     /// does not count.
     static let awayAfterSeconds = 86_400.0
     /// While the user is away, fetches at least this far apart (seconds): the budget is not spent
-    /// on nobody, while the content stays within a few hours of fresh when they come back. On the
-    /// real traces this made 9 % fewer fetches for 2 % fewer uses fresh (bench/README.md).
+    /// on nobody, while the content stays within a few hours of fresh when they come back
+    /// (bench/README.md, "Away pacing", has what it costs and saves on real usage).
     static let awayIntervalSeconds = 3 * 3600.0
     static let horizonBins = 24 * 60 / UsageModel.binMinutes
     static let binSeconds = Double(UsageModel.binMinutes * 60)
@@ -91,8 +91,7 @@ public struct FetchPlanner: Sendable {
         if let ceiling, first.date > ceiling {
             return Decision(date: max(floor, ceiling), reason: "max_staleness \(Self.text(limits.maxStalenessSeconds))")
         }
-        first.reason = Self.coldStartPrefix(model) + Self.awayPrefix(first.date, latestUse: model.sessions.last?.date)
-            + first.reason
+        first.reason = Self.coldStartPrefix(model) + first.reason
         return first
     }
 
@@ -158,18 +157,21 @@ public struct FetchPlanner: Sendable {
         }
         let cap = Self.stalenessCapSeconds
         /// Σ d_k * min(t_k - fetch, limit) for uses in bins [from, to).
+        /// The first bin of [from, to) whose use is more than `limit` after the fetch.
+        func split(from: Int, to: Int, fetch: Double, limit: Double) -> Int {
+            min(to, max(from, Int(((fetch + limit) / Self.binSeconds - 0.5).rounded(.down)) + 1))
+        }
         func capped(from: Int, to: Int, fetch: Double, limit: Double) -> Double {
             guard from < to else { return 0 }
             // Bins whose use is within `limit` of the fetch pay their staleness, the rest pay limit.
-            let split = min(to, max(from, Int(((fetch + limit) / Self.binSeconds - 0.5).rounded(.down)) + 1))
+            let split = split(from: from, to: to, fetch: fetch, limit: limit)
             let near = (moment[split] - moment[from]) - fetch * (mass[split] - mass[from])
             return near + limit * (mass[to] - mass[split])
         }
         /// Expected uses in bins [from, to) older than `limit` at use.
         func stale(from: Int, to: Int, fetch: Double, limit: Double) -> Double {
             guard from < to else { return 0 }
-            let split = min(to, max(from, Int(((fetch + limit) / Self.binSeconds - 0.5).rounded(.down)) + 1))
-            return mass[to] - mass[split]
+            return mass[to] - mass[split(from: from, to: to, fetch: fetch, limit: limit)]
         }
         /// Mostly "was it fresh" (staleness capped near the fresh limit, or uses not fresh), plus
         /// some of the longer staleness, so that uses with no clear habit still get spread fetches.
@@ -253,9 +255,10 @@ public struct FetchPlanner: Sendable {
             let peak = window.max { expected[$0] < expected[$1] } ?? fetch.bin
             let probability = min(1, window.reduce(0) { $0 + expected[$1] })
             let useAt = now.addingTimeInterval(useTime[peak] - Self.binSeconds / 2)
+            let date = now.addingTimeInterval(fetch.time)
             return Decision(
-                date: now.addingTimeInterval(fetch.time),
-                reason: "predicted use \(Self.weekdayAndTime(useAt, offsetSeconds: offsetSeconds)) (p=\(String(format: "%.2f", probability))), "
+                date: date,
+                reason: Self.awayPrefix(date, latestUse: latestUse) + "predicted use \(Self.weekdayAndTime(useAt, offsetSeconds: offsetSeconds)) (p=\(String(format: "%.2f", probability))), "
                     + "lead \(Self.text(useAt.timeIntervalSince(now.addingTimeInterval(fetch.time))))")
         }
     }
