@@ -44,7 +44,8 @@ extension FetchCoordinator {
     }
 
     /// A fresh decision from the stored uses, attempts and results (no cached plan), and the
-    /// earliest the handler may run: what `fetchctl simulate` replays.
+    /// earliest the handler may run: the daemon's side of `SimulatorParityTests`, which checks
+    /// that `fetchctl simulate` (`Simulator`) decides as this does.
     func decide(_ handler: HandlerConfig, now: Date) -> (decision: FetchPlanner.Decision, floor: Date) {
         let (model, planner, attempts, _) = planningInputs(handler, now: now)
         let results = ((try? state.history(of: handler.name, limit: 10)) ?? []).compactMap(\.fetchResult)
