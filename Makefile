@@ -232,7 +232,7 @@ install: build
 	chmod 0644 $(UNIT_DIR)/system/fetchd* $(UNIT_DIR)/user/fetchd*
 	[ -e $(DESTDIR)/etc/fetchd/fetchd.toml ] || install -m 0644 config/fetchd.toml $(DESTDIR)/etc/fetchd/fetchd.toml
 	install -d $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples
-	install -m 0644 config/handlers.d/*.toml $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples/
+	install -m 0644 config/handlers.d/*.toml systemd/user-handlers.conf $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples/
 
 # Removes what `make install` put in place (same DESTDIR and PREFIX). The configuration in
 # /etc/fetchd, the state in /var/lib/fetchd and the snapshots in /var/cache/fetchd stay: remove

@@ -20,8 +20,8 @@ import Glibc
 /// group is killed, so a grandchild holding stdout open cannot keep the fetch alive.
 ///
 /// With `user`, the program runs as that account (its groups, `HOME`, `USER`, `LOGNAME`) and
-/// writes to `context.userOutputPath`; the file is moved to `outputPath` and given to fetchd's
-/// user before anything reads it (see `takeOutput`).
+/// writes to `context.userOutputPath`; fetchd checks that file and copies it to `outputPath`
+/// (see `UserOutput`), never touching the user's file itself.
 public struct ExecHandler: FetchHandler {
     /// The argv to run; the first element is a path or a name looked up in `PATH`.
     public let command: [String]
@@ -84,12 +84,16 @@ public struct ExecHandler: FetchHandler {
         let run = ProgramRun(path: path, arguments: command, environment: variables, user: user, killGrace: killGrace)
         do {
             let ending = try await run.run(into: tail)
-            Self.takeOutput(context)
+            let refusal = takeOutput(context)
             // Stopped at the deadline or at shutdown: the runner has already settled the result.
             guard !context.isExpired else { return }
+            if let refusal, ending == .exited(0) {
+                context.complete(.failed(reason: refusal))
+                return
+            }
             complete(context, ending: ending, output: tail.text)
         } catch {
-            Self.takeOutput(context)
+            _ = takeOutput(context)
             guard !context.isExpired else { return }
             context.complete(.failed(reason: "cannot run \(program): \(error)"))
         }
@@ -110,18 +114,18 @@ public struct ExecHandler: FetchHandler {
         return nil
     }
 
-    /// Moves what a program running as another user wrote (`userOutputPath`) to `outputPath`,
-    /// in fetchd's own staging folder, and makes it fetchd's: from then on that user can neither
-    /// reach nor change it. A rename takes a symlink as itself, never its target, and the commit
-    /// publishes only a regular file with a single link, so the user cannot make fetchd publish
-    /// (or chmod) a file the user could not read. Nothing written: nothing to move.
-    static func takeOutput(_ context: FetchContext) {
-        guard let written = context.userOutputPath else { return }
-        guard rename(written, context.outputPath) == 0 else {
-            unlink(written)
-            return
+    /// For a program running as another user: copies what it wrote (`userOutputPath`) to
+    /// `outputPath` once checked, reporting the copy's digest so it is not read again. Returns
+    /// why the file was refused, if it was.
+    private func takeOutput(_ context: FetchContext) -> String? {
+        guard let written = context.userOutputPath, let user else { return nil }
+        switch UserOutput.take(from: written, to: context.outputPath, user: user) {
+        case .nothing: return nil
+        case .copied(let digest):
+            context.reportContentDigest(digest)
+            return nil
+        case .refused(let reason): return reason
         }
-        lchown(context.outputPath, geteuid(), getegid())
     }
 
     private func complete(_ context: FetchContext, ending: ProgramRun.Ending, output: String) {

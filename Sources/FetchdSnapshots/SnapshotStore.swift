@@ -115,9 +115,9 @@ public final class SnapshotStore: Sendable {
     /// For a handler whose program runs as another user (`user = "NAME"`): a fresh path where
     /// that program writes (`FETCHD_OUTPUT`), in `<handler>/.staging-user/`, a folder only that
     /// user (and root) may enter. `.staging` stays fetchd's alone: after the program, the file is
-    /// moved into a `stagingPath` by a rename, which takes a symlink planted there as itself,
-    /// never its target, and leaves the user no path to it. Handing the folder over takes the
-    /// right to chown: fetchd running as root.
+    /// checked and copied into a `stagingPath` (`UserOutput` in FetchdHandlers), so the user has
+    /// no path to what is published. Handing the folder over takes the right to chown: fetchd
+    /// running as root.
     public func userStagingPath(for handler: String, user: UserAccount) throws(DurableFile.Failure) -> String {
         let folder = "\(directory(of: handler))/.staging-user"
         try DurableFile.makeDirectory(folder, mode: 0o700)

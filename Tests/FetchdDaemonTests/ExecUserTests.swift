@@ -85,6 +85,54 @@ struct ExecUserTests {
         #expect(stat(secret, &info) == 0 && info.st_mode & 0o777 == 0o600 && info.st_nlink == 1)
     }
 
+    /// The program hard-links a third user's file (daemon's, 0666: linkable by nobody even under
+    /// `protected_hardlinks`) at FETCHD_OUTPUT: the fetch fails saying why, and the file keeps its
+    /// owner, group, mode, content and single name (fetchd never re-owns or moves a user's file).
+    @Test func aHardLinkToAThirdUsersFileIsLeftUntouched() async throws {
+        let third = "/tmp/fetchd-third-user-\(getpid())"
+        let daemon = try daemon("""
+            [[handler]]
+            name = "linked"
+            kind = "exec"
+            user = "nobody"
+            command = ["/bin/sh", "-c", "ln \\"$THIRD\\" \\"$FETCHD_OUTPUT\\""]
+            environment = { THIRD = "\(third)" }
+            """)
+        defer { daemon.directory.remove() }
+        try Data("daemon's own\n".utf8).write(to: URL(fileURLWithPath: third))
+        defer { unlink(third) }
+        #expect(chown(third, 1, 1) == 0 && chmod(third, 0o666) == 0)
+        _ = try await once(daemon)
+        let (outcome, reason) = try #require(try lastResult(daemon, "linked"))
+        #expect(outcome == "failed")
+        #expect(reason?.contains("FETCHD_OUTPUT has 2 names (a hard link?)") == true, "\(reason ?? "")")
+        var info = stat()
+        #expect(stat(third, &info) == 0)
+        #expect(info.st_uid == 1 && info.st_gid == 1 && info.st_mode & 0o7777 == 0o666 && info.st_nlink == 1,
+                "uid \(info.st_uid) gid \(info.st_gid) mode \(String(info.st_mode & 0o7777, radix: 8)) links \(info.st_nlink)")
+        #expect(try String(contentsOfFile: third, encoding: .utf8) == "daemon's own\n")
+        #expect(!FileManager.default.fileExists(atPath: daemon.cachePath + "/linked/latest"))
+    }
+
+    /// A process the program leaves behind keeps FETCHD_OUTPUT open and writes to it after the
+    /// result: what fetchd published is a copy, so it does not change.
+    @Test func aDescriptorKeptOpenCannotChangeThePublishedSnapshot() async throws {
+        let daemon = try daemon("""
+            [[handler]]
+            name = "lingering"
+            kind = "exec"
+            user = "nobody"
+            command = ["/bin/sh", "-c", "printf good > \\"$FETCHD_OUTPUT\\"; setsid sh -c 'sleep 1; echo evil >&3' 3>>\\"$FETCHD_OUTPUT\\" >/dev/null 2>&1 &"]
+            """)
+        defer { daemon.directory.remove() }
+        let result = try await once(daemon)
+        #expect(result.status == 0, "\(result.output)")
+        let content = daemon.cachePath + "/lingering/latest/content"
+        #expect(try String(contentsOfFile: content, encoding: .utf8) == "good")
+        try await Task.sleep(for: .seconds(2))
+        #expect(try String(contentsOfFile: content, encoding: .utf8) == "good", "the lingering process changed the published file")
+    }
+
     /// fetchd not running as root cannot hand a folder to another user: the fetch fails saying so.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs setpriv (util-linux)"))
     func withoutRootTheFetchFailsSayingWhy() async throws {

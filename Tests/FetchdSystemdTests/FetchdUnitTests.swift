@@ -237,5 +237,33 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUnitTests {
             return notes.count == 1
         }, "\(notes)")
     }
+
+    /// The shipped drop-in for `user =` handlers (systemd/user-handlers.conf) is all they need:
+    /// fetchd runs as root, the program as its user, and what it wrote is published.
+    @Test func theUserHandlersDropInLetsAProgramRunAsItsUser() async throws {
+        let namespace = try await SystemdNamespace()
+        defer { namespace.shutdown() }
+        let dropIn = try String(contentsOfFile: Self.repository + "/systemd/user-handlers.conf", encoding: .utf8)
+        try await Self.install(namespace, handlers: """
+            [[handler]]
+            name = "as-nobody"
+            kind = "exec"
+            user = "nobody"
+            command = ["/bin/sh", "-c", "id -u > \\"$FETCHD_OUTPUT\\""]
+            min_interval = "1h"
+            """, dropIns: ["fetchd.service": dropIn])
+        try await namespace.check(["systemctl", "start", "fetchd.service"])
+        let content = namespace.hostDirectory(for: "/var/cache/fetchd") + "/as-nobody/latest/content"
+        var results: [String] = []
+        #expect(try await eventually(timeoutSeconds: 20) {
+            results = try await Self.results(namespace, "as-nobody").map { $0["MESSAGE"] ?? "" }
+            return !results.isEmpty
+        })
+        #expect(FileManager.default.fileExists(atPath: content), "\(results)")
+        #expect((try? String(contentsOfFile: content, encoding: .utf8)) == "65534\n", "\(results)")
+        let pid = try await namespace.property("MainPID", of: "fetchd.service")
+        let user = try await namespace.run(["ps", "-o", "user=", "-p", pid]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(user == "root")
+    }
 }
 }
