@@ -32,6 +32,12 @@ CURLcode fetchd_curl_set_progress_callback(CURL *handle, fetchd_curl_progress_ca
     return curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
 }
 
+CURLcode fetchd_curl_set_prereq_callback(CURL *handle, fetchd_curl_prereq_callback callback, void *userdata) {
+    CURLcode code = curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, callback);
+    if (code != CURLE_OK) return code;
+    return curl_easy_setopt(handle, CURLOPT_PREREQDATA, userdata);
+}
+
 CURLcode fetchd_curl_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }

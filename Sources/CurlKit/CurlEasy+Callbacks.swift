@@ -35,6 +35,15 @@ extension CurlEasy {
         var rangeProblem: String?
         /// Hashes every body byte written (`HTTPRequest.hashBody`).
         var hasher: SHA256?
+        /// Where redirects may lead; nil when the URL did not parse (libcurl refuses it anyway).
+        var redirects: RedirectPolicy?
+        /// Why the policy refused a connection, when it did.
+        var forbiddenRedirect: String?
+        /// The easy handle this transfer runs on, for the pre-request callback.
+        var handle: UnsafeMutableRawPointer?
+        /// When the request has custom headers: the header list to switch to once a redirect
+        /// changes the host (the conditional headers only; nil when there are none).
+        var crossHostHeaders: UnsafeMutablePointer<curl_slist>??
 
         init(fd: Int32, maxBytes: Int, resume: HTTPRequest.Resume?) {
             self.fd = fd
@@ -119,6 +128,34 @@ extension CurlEasy {
         state.hasher?.update(bufferPointer: UnsafeRawBufferPointer(start: data, count: length))
         state.resume?.progress?.wrote(upTo: state.base + state.bytes)
         return length
+    }
+
+    /// Applies `RedirectPolicy` to each connection, before its request is sent. Switching the
+    /// header list here takes effect for the request about to be made: libcurl builds it from the
+    /// handle's options after this callback returns.
+    static let checkConnection: fetchd_curl_prereq_callback = { userdata, primaryIP, _, _, _ in
+        let state = Unmanaged<TransferState>.fromOpaque(userdata!).takeUnretainedValue()
+        guard state.redirects != nil, let primaryIP, let handle = state.handle else { return CURL_PREREQFUNC_OK }
+        let verdict = state.redirects!.check(connectedAddress: String(cString: primaryIP)) {
+            var url: UnsafePointer<CChar>?
+            guard fetchd_curl_getinfo_string(handle, CURLINFO_EFFECTIVE_URL, &url) == CURLE_OK, let url else { return nil }
+            return String(cString: url)
+        }
+        switch verdict {
+        case .allow:
+            return CURL_PREREQFUNC_OK
+        case .allowWithoutCustomHeaders:
+            if let list = state.crossHostHeaders {
+                guard fetchd_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(list)) == CURLE_OK else {
+                    state.forbiddenRedirect = "the custom headers could not be dropped for another host"
+                    return CURL_PREREQFUNC_ABORT
+                }
+            }
+            return CURL_PREREQFUNC_OK
+        case .refuse(let why):
+            state.forbiddenRedirect = why
+            return CURL_PREREQFUNC_ABORT
+        }
     }
 
     /// Keeps the final response's headers, names lower-cased, within `maxHeaderBytes`.

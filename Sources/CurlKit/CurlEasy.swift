@@ -17,6 +17,8 @@ final class CurlEasy {
     let handle: UnsafeMutableRawPointer
     private var transfer: TransferState?
     private var headerList: UnsafeMutablePointer<curl_slist>?
+    /// The conditional headers alone: what is sent once a redirect changes the host.
+    private var crossHostHeaderList: UnsafeMutablePointer<curl_slist>?
 
     /// libcurl's global state must be set up once, before any handle exists.
     static let globalInit: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
@@ -47,13 +49,19 @@ final class CurlEasy {
         let state = TransferState(fd: request.outputDescriptor, maxBytes: request.maxBytes, resume: request.resume)
         if request.hashBody && request.resume == nil { state.hasher = SHA256() }
         transfer = state
-        var headers = request.headers
-        if let etag = request.ifNoneMatch { headers.append("If-None-Match: \(etag)") }
-        if let date = request.ifModifiedSince { headers.append("If-Modified-Since: \(date)") }
+        var conditional: [String] = []
+        if let etag = request.ifNoneMatch { conditional.append("If-None-Match: \(etag)") }
+        if let date = request.ifModifiedSince { conditional.append("If-Modified-Since: \(date)") }
         if let resume = request.resume, resume.offset > 0, let validator = resume.validator {
-            headers.append("If-Range: \(validator)")
+            conditional.append("If-Range: \(validator)")
         }
-        for header in headers { headerList = curl_slist_append(headerList, header) }
+        for header in request.headers + conditional { headerList = curl_slist_append(headerList, header) }
+        state.redirects = RedirectPolicy(url: request.url, viaProxy: request.proxy != nil)
+        state.handle = handle
+        if !request.headers.isEmpty {
+            for header in conditional { crossHostHeaderList = curl_slist_append(crossHostHeaderList, header) }
+            state.crossHostHeaders = .some(crossHostHeaderList)
+        }
         let userdata = Unmanaged.passUnretained(state).toOpaque()
         let protocols = request.allowFileURLs ? "http,https,file" : "http,https"
         var setup: [CURLcode] = [
@@ -81,6 +89,7 @@ final class CurlEasy {
             fetchd_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, userdata),
             fetchd_curl_set_write_callback(handle, Self.writeBody),
             fetchd_curl_set_header_callback(handle, Self.readHeader),
+            fetchd_curl_set_prereq_callback(handle, Self.checkConnection, userdata),
             // libcurl's sockets are not close-on-exec: a child started by anything else in the
             // process would hold a connection open after libcurl closed it (a cancelled download
             // kept flowing into its socket, unread).
@@ -122,6 +131,8 @@ final class CurlEasy {
         transfer = nil
         curl_slist_free_all(headerList)
         headerList = nil
+        curl_slist_free_all(crossHostHeaderList)
+        crossHostHeaderList = nil
     }
 
     /// The outcome of the transfer that ended with `code`; releases the transfer.
@@ -191,6 +202,8 @@ final class CurlEasy {
         case CURLE_OPERATION_TIMEDOUT: return .timeout(message)
         case CURLE_TOO_MANY_REDIRECTS: return .tooManyRedirects(limit: request.maxRedirects)
         case CURLE_UNSUPPORTED_PROTOCOL: return .forbiddenScheme(message)
+        case CURLE_ABORTED_BY_CALLBACK where state.forbiddenRedirect != nil:
+            return .forbiddenRedirect(state.forbiddenRedirect ?? "")
         case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_GOT_NOTHING: return .incomplete(message)
         case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE,
              CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER:

@@ -131,6 +131,8 @@ public enum HTTPFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case tooManyRedirects(limit: Int)
     /// The URL or a redirect used a scheme that is not allowed.
     case forbiddenScheme(String)
+    /// A redirect led where `RedirectPolicy` forbids (an internal address, https to http).
+    case forbiddenRedirect(String)
     /// The transfer was cancelled (deadline or shutdown).
     case cancelled
     /// The connection ended before the whole response arrived.
@@ -153,6 +155,7 @@ public enum HTTPFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case .headersTooLarge(let limit): "too large: the response headers exceed \(limit) bytes"
         case .tooManyRedirects(let limit): "too many redirects (more than \(limit))"
         case .forbiddenScheme(let detail): "forbidden scheme: \(detail)"
+        case .forbiddenRedirect(let detail): "forbidden redirect: \(detail)"
         case .cancelled: "cancelled"
         case .incomplete(let detail): "incomplete response: \(detail)"
         case .rangeMismatch(let detail): "the server's range does not continue the partial file: \(detail)"

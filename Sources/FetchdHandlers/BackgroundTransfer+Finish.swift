@@ -105,7 +105,7 @@ extension BackgroundTransfer {
             return .finished(.interrupted(keptBytes: progress.bytesOnDisk))
         case .rangeMismatch:
             return .startAfresh
-        case .tooLarge, .forbiddenScheme, .tooManyRedirects:
+        case .tooLarge, .forbiddenScheme, .forbiddenRedirect, .tooManyRedirects:
             discard(files)
             return .finished(.failed(reason: error.description, details: [:], keptBytes: 0))
         default:

@@ -5,7 +5,8 @@ import Foundation
 /// to a `file://` URL), `/stall` (headers and 10 bytes, then silence), `/drop` (promises
 /// 100 000 bytes, sends 1000 and closes), `/gzip-bomb` (50 MB of zeros, gzip-encoded: ~50 KB
 /// on the wire), `/headers-forever` (distinct header lines without end), `/endless` (a body
-/// without a length that never ends). With a certificate and key it serves HTTPS.
+/// without a length that never ends), `/goto/URL` (302 to URL), `/echo-headers` (the request's
+/// headers as the body). With a certificate and key it serves HTTPS.
 enum HostileServer {
     static let script = #"""
         import gzip, http.server, socketserver, ssl, sys, time
@@ -24,6 +25,11 @@ enum HostileServer {
                     if n == 0:
                         self.head(200, {"Content-Length": "4"}); return self.wfile.write(b"done")
                     return self.head(302, {"Location": "/redirect/%d" % (n - 1), "Content-Length": "0"})
+                if p.startswith("/goto/"):
+                    return self.head(302, {"Location": p[6:], "Content-Length": "0"})
+                if p == "/echo-headers":
+                    body = str(self.headers).encode()
+                    self.head(200, {"Content-Length": str(len(body))}); return self.wfile.write(body)
                 if p == "/loop": return self.head(302, {"Location": "/loop", "Content-Length": "0"})
                 if p == "/to-file": return self.head(302, {"Location": "file:///etc/passwd", "Content-Length": "0"})
                 if p == "/stall":

@@ -99,5 +99,41 @@ extension ProcessTests {
                 Issue.record("with ca_file the fetch should succeed: \(reason(accepted))"); return
             }
         }
+
+        /// An https URL redirected to http is refused before the request is sent.
+        @Test func aRedirectFromHTTPSToHTTPIsRefused() async throws {
+            let directory = try TempDirectory()
+            let certificate = try HostileServer.selfSignedCertificate(in: directory)
+            let secure = try HostileServer.start(certificate: certificate.0, key: certificate.1)
+            defer { secure.stop() }
+            let plain = try HostileServer.start()
+            defer { plain.stop() }
+            let target = "http://127.0.0.1:\(plain.port)/echo-headers"
+            var handler = HTTPHandler(url: "https://127.0.0.1:\(secure.port)/goto/\(target)", maxBytes: 1024, allowFileURLs: false)
+            handler.caFile = certificate.0
+            let (outcome, _) = await timedRun(handler, context: makeContext(in: directory, deadline: Self.deadline))
+            #expect(reason(outcome) == "forbidden redirect: \(target) would drop from https to http", "\(reason(outcome))")
+        }
+
+        /// Custom headers go on with a redirect to the same host, not to another one (here
+        /// `localhost` after `127.0.0.1`, both loopback, so the address policy allows it).
+        @Test func customHeadersAreNotSentOnToAnotherHost() async throws {
+            let server = try HostileServer.start()
+            defer { server.stop() }
+            for (host, keeps) in [("127.0.0.1", true), ("localhost", false)] {
+                let directory = try TempDirectory()
+                let target = "http://\(host):\(server.port)/echo-headers"
+                var handler = HTTPHandler(url: "http://127.0.0.1:\(server.port)/goto/\(target)", maxBytes: 4096, allowFileURLs: false)
+                handler.headers = ["X-Api-Key": "k-123"]
+                let context = makeContext(in: directory, deadline: Self.deadline)
+                let (outcome, _) = await timedRun(handler, context: context)
+                guard case .newData? = outcome.completion else {
+                    Issue.record("\(host): \(reason(outcome))"); continue
+                }
+                let echoed = try String(contentsOfFile: context.outputPath, encoding: .utf8)
+                #expect(echoed.contains("X-Api-Key: k-123") == keeps, "\(host): \(echoed)")
+                #expect(echoed.contains("Host: \(host)"), "\(echoed)")
+            }
+        }
     }
 }

@@ -21,12 +21,20 @@ typedef size_t (*fetchd_curl_data_callback)(char *data, size_t size, size_t coun
 typedef int (*fetchd_curl_progress_callback)(void *userdata, curl_off_t dltotal, curl_off_t dlnow,
                                              curl_off_t ultotal, curl_off_t ulnow);
 
+/// The pre-request callback (CURLOPT_PREREQFUNCTION): the connected address and port; returns
+/// CURL_PREREQFUNC_OK, or CURL_PREREQFUNC_ABORT to fail the transfer.
+typedef int (*fetchd_curl_prereq_callback)(void *userdata, char *primary_ip, char *local_ip,
+                                           int primary_port, int local_port);
+
 /// Installs the body (CURLOPT_WRITEFUNCTION) callback.
 CURLcode fetchd_curl_set_write_callback(CURL *handle, fetchd_curl_data_callback callback);
 /// Installs the header (CURLOPT_HEADERFUNCTION) callback.
 CURLcode fetchd_curl_set_header_callback(CURL *handle, fetchd_curl_data_callback callback);
 /// Installs the progress (CURLOPT_XFERINFOFUNCTION) callback and enables progress reporting.
 CURLcode fetchd_curl_set_progress_callback(CURL *handle, fetchd_curl_progress_callback callback);
+
+/// Installs the pre-request callback (CURLOPT_PREREQFUNCTION) and its userdata (CURLOPT_PREREQDATA).
+CURLcode fetchd_curl_set_prereq_callback(CURL *handle, fetchd_curl_prereq_callback callback, void *userdata);
 
 /// Opens every socket of the handle with SOCK_CLOEXEC (CURLOPT_OPENSOCKETFUNCTION): libcurl
 /// opens them without it, so a child started meanwhile would inherit its connections.

@@ -1,0 +1,142 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where a transfer may be redirected, checked on every connection it uses (libcurl's
+/// pre-request callback, after the connection is made and before the request is sent).
+///
+/// A server must not use fetchd to reach what only fetchd's machine can reach, nor make a
+/// secure fetch insecure:
+/// - a redirect (or a name that resolves) to a loopback, unspecified, link-local, private,
+///   shared (carrier-grade NAT) or unique-local address is refused unless the configured URL's
+///   own host connected to an address of that same class. The *connected* address is checked,
+///   so a name that resolves differently the second time (DNS rebinding) gains nothing;
+/// - an https URL is never redirected to http;
+/// - custom headers (an API key, say) are not sent on once a redirect changes the host; the
+///   conditional headers, which describe the content fetchd holds, are.
+///
+/// Private IPv4 networks and IPv6 unique-local addresses are one class, as are 127/8 and ::1,
+/// and 169.254/16 and fe80::/10: a dual-stack host may be reached over either family from one
+/// connection to the next. IPv4 addresses inside IPv6 ones (mapped, compatible, NAT64) count as
+/// the IPv4 address. With a proxy, the proxy makes the connections, so only addresses written in
+/// the URLs themselves (and `localhost`) can be checked; the proxy's own rules do the rest.
+struct RedirectPolicy {
+    /// What an address is, for this policy.
+    enum AddressClass: String, Equatable {
+        case loopback, unspecified
+        case linkLocal = "link-local"
+        case privateNetwork = "private"
+        case shared = "shared (carrier-grade NAT)"
+        /// Anything else: reachable from the Internet at large.
+        case global
+
+        /// "a loopback", "an unspecified", ...
+        var withArticle: String { (self == .unspecified ? "an " : "a ") + rawValue }
+    }
+
+    /// What to do with a connection.
+    enum Verdict: Equatable {
+        case allow
+        /// Allow it, without the custom headers from here on (the host changed).
+        case allowWithoutCustomHeaders
+        /// Refuse it; why, after "forbidden redirect: ".
+        case refuse(String)
+    }
+
+    /// The configured URL's scheme (lower case) and host.
+    let originScheme: String, originHost: String
+    /// Whether a proxy makes the connections.
+    let viaProxy: Bool
+    /// The class of the first connection, the configured URL's own; set by the first `check`.
+    private(set) var originClass: AddressClass?
+    /// Whether the custom headers were dropped already.
+    private(set) var headersDropped = false
+
+    /// A policy for a transfer of `url`; nil when the URL cannot be parsed (libcurl then fails it).
+    init?(url: String, viaProxy: Bool) {
+        guard let parts = CurlURL.parts(of: url) else { return nil }
+        originScheme = parts.scheme
+        originHost = parts.host
+        self.viaProxy = viaProxy
+    }
+
+    /// Checks a connection to `address` (numeric) made for `currentURL`, the URL the request
+    /// is about to be sent for (nil: the configured one, on the first connection).
+    mutating func check(connectedAddress address: String, currentURL: () -> String?) -> Verdict {
+        guard let originClass else {
+            originClass = viaProxy ? Self.classify(urlHost: originHost) : Self.classify(address: address)
+            return .allow
+        }
+        guard let url = currentURL(), let parts = CurlURL.parts(of: url) else { return .allow }
+        if originScheme == "https", parts.scheme == "http" {
+            return .refuse("\(url) would drop from https to http")
+        }
+        let target = viaProxy ? Self.classify(urlHost: parts.host) : Self.classify(address: address)
+        if target != .global, target != originClass {
+            return .refuse("\(url) leads to \(viaProxy ? parts.host : address), \(target.withArticle) address, "
+                + "and the configured URL's host is not one")
+        }
+        if !headersDropped, parts.host != originHost {
+            headersDropped = true
+            return .allowWithoutCustomHeaders
+        }
+        return .allow
+    }
+
+    /// The class of a URL's host as written: an IP literal's, loopback for `localhost`, and
+    /// global for any other name (behind a proxy, fetchd never learns its address).
+    static func classify(urlHost host: String) -> AddressClass {
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        let lower = bare.lowercased()
+        if lower == "localhost" || lower.hasSuffix(".localhost") { return .loopback }
+        return bytes(of: bare).map(classify(bytes:)) ?? .global
+    }
+
+    /// The class of a numeric address (IPv6 zone ids ignored). Text that is no address at all is
+    /// taken as unspecified: never a place a redirect may lead.
+    static func classify(address text: String) -> AddressClass {
+        bytes(of: text).map(classify(bytes:)) ?? .unspecified
+    }
+
+    /// An IPv4 (4 bytes) or IPv6 (16 bytes) address's bytes, or nil when `text` is neither.
+    private static func bytes(of text: String) -> [UInt8]? {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
+        var v6 = in6_addr()
+        let withoutZone = text.split(separator: "%", maxSplits: 1).first.map(String.init) ?? text
+        guard inet_pton(AF_INET6, withoutZone, &v6) == 1 else { return nil }
+        return withUnsafeBytes(of: &v6) { Array($0) }
+    }
+
+    private static func classify(bytes: [UInt8]) -> AddressClass {
+        bytes.count == 4 ? classify(ipv4: bytes) : classify(ipv6: bytes)
+    }
+
+    private static func classify(ipv4 b: [UInt8]) -> AddressClass {
+        switch (b[0], b[1]) {
+        case (0, _): .unspecified
+        case (127, _): .loopback
+        case (10, _), (172, 16...31), (192, 168): .privateNetwork
+        case (100, 64...127): .shared
+        case (169, 254): .linkLocal
+        default: .global
+        }
+    }
+
+    private static func classify(ipv6 b: [UInt8]) -> AddressClass {
+        let firstTwelve = b[0..<12]
+        if firstTwelve.allSatisfy({ $0 == 0 }) {
+            // ::, ::1, and the deprecated IPv4-compatible ::a.b.c.d.
+            if b[12..<16].allSatisfy({ $0 == 0 }) { return .unspecified }
+            if b[12..<15].allSatisfy({ $0 == 0 }), b[15] == 1 { return .loopback }
+            return classify(ipv4: Array(b[12..<16]))
+        }
+        let mapped: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]
+        let nat64: [UInt8] = [0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0]
+        if Array(firstTwelve) == mapped || Array(firstTwelve) == nat64 { return classify(ipv4: Array(b[12..<16])) }
+        if b[0] == 0xfe, b[1] & 0xc0 == 0x80 { return .linkLocal }       // fe80::/10
+        if b[0] == 0xfe, b[1] & 0xc0 == 0xc0 { return .privateNetwork }  // fec0::/10, site-local (deprecated)
+        if b[0] & 0xfe == 0xfc { return .privateNetwork }                // fc00::/7, unique local
+        return .global
+    }
+}

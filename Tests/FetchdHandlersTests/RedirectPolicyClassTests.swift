@@ -1,0 +1,51 @@
+@testable import CurlKit
+import Testing
+
+/// `RedirectPolicy`'s address classes and its decisions, address by address (the daemon-level
+/// test, RedirectPolicyTests, connects to most of them for real in a network namespace).
+struct RedirectPolicyClassTests {
+    @Test(arguments: [
+        ("127.0.0.1", "loopback"), ("127.255.1.2", "loopback"), ("::1", "loopback"),
+        ("::ffff:127.0.0.1", "loopback"), ("64:ff9b::7f00:1", "loopback"), ("::127.0.0.1", "loopback"),
+        ("0.0.0.0", "unspecified"), ("0.1.2.3", "unspecified"), ("::", "unspecified"), ("not an address", "unspecified"),
+        ("169.254.169.254", "link-local"), ("fe80::1", "link-local"), ("fe80::1%lo", "link-local"), ("febf::1", "link-local"),
+        ("10.0.0.1", "private"), ("172.16.0.1", "private"), ("172.31.255.255", "private"), ("192.168.1.1", "private"),
+        ("fc00::1", "private"), ("fd12:3456::1", "private"), ("::ffff:10.1.2.3", "private"),
+        ("100.64.0.1", "shared (carrier-grade NAT)"), ("100.127.255.255", "shared (carrier-grade NAT)"),
+        ("172.32.0.1", "global"), ("100.128.0.1", "global"), ("8.8.8.8", "global"), ("2001:db8::1", "global"),
+        ("::ffff:8.8.8.8", "global"), ("192.169.0.1", "global"),
+    ])
+    func eachAddressHasItsClass(address: String, expected: String) {
+        #expect(RedirectPolicy.classify(address: address).rawValue == expected, "\(address)")
+    }
+
+    @Test func urlHostsAreClassedAsWrittenBehindAProxy() {
+        #expect(RedirectPolicy.classify(urlHost: "localhost") == .loopback)
+        #expect(RedirectPolicy.classify(urlHost: "api.localhost") == .loopback)
+        #expect(RedirectPolicy.classify(urlHost: "[::1]") == .loopback)
+        #expect(RedirectPolicy.classify(urlHost: "10.0.0.1") == .privateNetwork)
+        #expect(RedirectPolicy.classify(urlHost: "example.org") == .global)
+    }
+
+    @Test func theFirstConnectionSetsTheClassLaterOnesAreChecked() throws {
+        var policy = try #require(RedirectPolicy(url: "http://Example.org/feed", viaProxy: false))
+        #expect(policy.check(connectedAddress: "93.184.216.34") { nil } == .allow)
+        #expect(policy.check(connectedAddress: "93.184.216.34") { "http://example.org/next" } == .allow)
+        #expect(policy.check(connectedAddress: "10.0.0.5") { "http://intranet/x" }
+                == .refuse("http://intranet/x leads to 10.0.0.5, a private address, and the configured URL's host is not one"))
+        #expect(policy.check(connectedAddress: "93.184.216.35") { "http://cdn.example.net/x" } == .allowWithoutCustomHeaders)
+        #expect(policy.check(connectedAddress: "93.184.216.34") { "http://example.org/back" } == .allow, "dropped once, for good")
+
+        var local = try #require(RedirectPolicy(url: "https://127.0.0.1:8443/", viaProxy: false))
+        #expect(local.check(connectedAddress: "127.0.0.1") { nil } == .allow)
+        #expect(local.check(connectedAddress: "::1") { "https://[::1]:8443/x" } == .allowWithoutCustomHeaders)
+        #expect(local.check(connectedAddress: "127.0.0.1") { "http://127.0.0.1:8080/" }
+                == .refuse("http://127.0.0.1:8080/ would drop from https to http"))
+
+        var proxied = try #require(RedirectPolicy(url: "http://example.org/", viaProxy: true))
+        #expect(proxied.check(connectedAddress: "127.0.0.1") { nil } == .allow, "the proxy's own address is not the origin's")
+        #expect(proxied.check(connectedAddress: "127.0.0.1") { "http://example.org/2" } == .allow)
+        #expect(proxied.check(connectedAddress: "127.0.0.1") { "http://169.254.169.254/latest" }
+                == .refuse("http://169.254.169.254/latest leads to 169.254.169.254, a link-local address, and the configured URL's host is not one"))
+    }
+}
