@@ -70,6 +70,14 @@ public enum Defaults {
     public static let pushReadTimeoutSeconds = 10.0
     /// How many connections the push listener serves at once; more wait in the backlog.
     public static let pushMaxConnections = 64
+    /// How many of those one source address (an IPv6 /64) may hold: a quarter, so one client
+    /// cannot take them all.
+    public static let pushMaxConnectionsPerSource = 16
+    /// Pushes with a wrong or missing token one source address may send per window before it is
+    /// answered 429 until the window ends.
+    public static let pushFailedTokensPerWindow = 10
+    /// That window, in seconds.
+    public static let pushFailedTokenWindowSeconds = 60.0
     /// The shortest push token accepted, in characters: shorter ones could be guessed.
     public static let pushTokenMinLength = 16
     /// The network a handler's scheduled fetch waits for (`network`): `"any"` or `"unmetered"`.

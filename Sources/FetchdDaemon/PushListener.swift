@@ -9,7 +9,8 @@ import ServiceLifecycle
 /// The optional push listener (`push_listen`): HTTP/1.1 for servers that want to wake this
 /// machine's handlers, `POST /push/NAME` with a bearer token (see `PushResponder`). A
 /// Hummingbird application, so the parsing, keep-alive and graceful shutdown are a maintained
-/// library's; fetchd adds the limits: headers, body, time per request, and connections.
+/// library's; fetchd adds the limits: headers, body, time per request, connections, and per
+/// source address its connections and failed tokens (`PushSourceLimits`).
 struct PushListener: Service {
     /// What one client may cost the listener.
     struct Limits: Sendable {
@@ -21,6 +22,12 @@ struct PushListener: Service {
         var readTimeoutSeconds = Defaults.pushReadTimeoutSeconds
         /// Connections served at once.
         var maxConnections = Defaults.pushMaxConnections
+        /// Connections one source address (IPv6: /64) may hold at once.
+        var maxConnectionsPerSource = Defaults.pushMaxConnectionsPerSource
+        /// Pushes with a wrong or missing token one source may send per window before a 429.
+        var failedTokensPerWindow = Defaults.pushFailedTokensPerWindow
+        /// That window, in seconds.
+        var failedTokenWindowSeconds = Defaults.pushFailedTokenWindowSeconds
     }
 
     /// Where to listen (`push_listen`).
@@ -40,15 +47,18 @@ struct PushListener: Service {
         if !address.isLoopback {
             logger.warning("push listener on \(address), not a loopback address: tokens travel in clear text; put a TLS proxy in front or listen on 127.0.0.1")
         }
+        let sources = PushSourceLimits(connectionsPerSource: limits.maxConnectionsPerSource,
+                                       failuresPerWindow: limits.failedTokensPerWindow,
+                                       windowSeconds: limits.failedTokenWindowSeconds)
         let channel = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [PushConnectionGuard(readTimeout: readTimeout)],
+            additionalChannelHandlers: [PushSourceGate(limits: sources), PushConnectionGuard(readTimeout: readTimeout)],
             httpDecoderConfiguration: .init(maxHeaderFieldSize: limits.headerMaxBytes,
                                             maxHeaderListSize: limits.headerMaxBytes, maxHeaderFieldCount: 100))
         var quietLogger = logger
         quietLogger.logLevel = max(logger.logLevel, .notice)  // no per-request lines from the library
         let application = Application(
             responder: PushResponder(intake: intake, coordinator: coordinator, dataMaxBytes: limits.dataMaxBytes,
-                                     logger: logger),
+                                     sources: sources, logger: logger),
             server: .http1(configuration: channel),
             configuration: .init(address: .hostname(address.host, port: address.port), serverName: nil,
                                  availableConnectionsDelegate: MaximumAvailableConnections(limits.maxConnections)),

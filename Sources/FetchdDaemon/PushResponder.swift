@@ -14,11 +14,12 @@ import Synchronization
 /// not JSON; 401: no or wrong token, and alike for a handler that does not exist or takes no
 /// pushes, so that a client without a token learns nothing of which handlers do; 404: a path
 /// outside `/push/`; 405: not POST; 413: the body is too large; 503: the state database
-/// failed. Every refusal closes the connection (`PushConnectionGuard`), so the rest of a refused
+/// failed; 429: this source sent too many wrong tokens lately (`Retry-After` says when to come
+/// back; `PushSourceLimits`). Every refusal closes the connection (`PushConnectionGuard`), so the rest of a refused
 /// body is never read; refusals are logged at most once per `refusalLogIntervalSeconds`, with
 /// how many were not, so a flood cannot trip journald's rate limit and hide fetchd's own lines.
 struct PushResponder: HTTPResponder {
-    typealias Context = BasicRequestContext
+    typealias Context = PushRequestContext
 
     /// Where accepted pushes go.
     let intake: PushIntake
@@ -26,6 +27,8 @@ struct PushResponder: HTTPResponder {
     let coordinator: FetchCoordinator
     /// The largest body (push data) read.
     let dataMaxBytes: Int
+    /// Failed tokens per source address.
+    let sources: PushSourceLimits
     /// The daemon's logger.
     let logger: Logger
     /// Refusals not yet logged, and when the last line was (shared by every request).
@@ -49,12 +52,18 @@ struct PushResponder: HTTPResponder {
             response.headers[.allow] = "POST"
             return response
         }
+        if let source = context.source, let wait = sources.lockedOut(source) {
+            var response = Self.refusal(.tooManyRequests, "too many pushes with a wrong token from \(source): try again later")
+            response.headers[.retryAfter] = String(wait.components.seconds + 1)
+            return response
+        }
         // No such handler, or one without a token (it takes no pushes from the network): answered
         // as a wrong token is, after the same comparison, so neither the status nor the time tells.
         let expected = (await coordinator.pushToken(of: name)).flatMap { $0 }
         let presented = Self.bearerToken(request.headers[.authorization])
         guard let expected, let presented, Self.tokensMatch(presented, expected) else {
             _ = Self.tokensMatch(presented ?? "", expected ?? String(repeating: " ", count: Defaults.pushTokenMinLength))
+            if let source = context.source { sources.recordFailure(from: source) }
             if let suppressed = refusalLog.shouldLog(intervalSeconds: Self.refusalLogIntervalSeconds) {
                 let more = suppressed > 0 ? " (and \(suppressed) more refusal(s) since the last line)" : ""
                 logger.info("push listener: refused a push for \(name): no such handler, no token or a wrong one\(more)",
@@ -120,6 +129,20 @@ struct PushResponder: HTTPResponder {
         var headers: HTTPFields = [.contentType: "application/json"]
         if close { headers[.connection] = "close" }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data + Data("\n".utf8))))
+    }
+}
+
+/// A push request's context: Hummingbird's, plus the source address it came from.
+struct PushRequestContext: RequestContext {
+    /// Hummingbird's per-request storage.
+    var coreContext: CoreRequestContextStorage
+    /// The client's source address, as `PushSourceLimits` counts it; nil for a UNIX socket.
+    let source: PushSourceLimits.Source?
+
+    /// The context of a request on `source.channel`.
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        self.source = PushSourceLimits.Source(source.channel.remoteAddress)
     }
 }
 

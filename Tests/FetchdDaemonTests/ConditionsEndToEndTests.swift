@@ -53,7 +53,7 @@ struct ConditionsEndToEndTests {
         let state = try StateStore(path: daemon.directory.file("state/state.sqlite"))
 
         var text = ""
-        #expect(try await waitUntilAsync { text = try await status(daemon); return text.contains("sync: waiting") }, "\(text)")
+        #expect(try await eventually(timeoutSeconds: 20, pollMilliseconds: 300) { text = try await status(daemon); return text.contains("sync: waiting") }, "\(text)")
         #expect(text.contains("  backup: waiting for AC power"), "\(text)")
         #expect(text.contains("  sync: waiting for battery >= 30 % (now 12 %)"), "\(text)")
         #expect(text.contains("  big: waiting for an unmetered network (network_metered = true)"), "\(text)")
@@ -92,7 +92,7 @@ struct ConditionsEndToEndTests {
 
         var text = ""
         let metered = "big: waiting for an unmetered network (NetworkManager: metered)"
-        #expect(try await waitUntilAsync { text = try await status(daemon); return text.contains(metered) }, "\(text)")
+        #expect(try await eventually(timeoutSeconds: 20, pollMilliseconds: 300) { text = try await status(daemon); return text.contains(metered) }, "\(text)")
 
         // A connection that does not own NetworkManager's name says "not metered": ignored.
         try await manager.send("forge 2")
@@ -103,7 +103,7 @@ struct ConditionsEndToEndTests {
         // Offline, then unmetered but still offline: still deferred, and the status says why.
         try await manager.send("connectivity 1")
         try await manager.send("metered 4")  // guess-no: unmetered
-        #expect(try await waitUntilAsync { text = try await status(daemon); return text.contains("big: offline") }, "\(text)")
+        #expect(try await eventually(timeoutSeconds: 20, pollMilliseconds: 300) { text = try await status(daemon); return text.contains("big: offline") }, "\(text)")
         #expect(fetches(state, "big") == 0)
 
         // Back online: NetworkManager's signal runs the handler without waiting for the heartbeat.
@@ -115,16 +115,5 @@ struct ConditionsEndToEndTests {
         let (exit, log) = await daemon.stopWithoutBlocking()
         #expect(exit == 0, "\(log)")
         #expect(log.contains("network: following NetworkManager on the system bus"), "\(log)")
-    }
-
-    /// `waitUntil` for a condition that awaits (a fetchctl run): polls every 300 ms (each poll
-    /// starts a process; suites that time things run beside this one), at most 20 s.
-    private func waitUntilAsync(_ condition: () async throws -> Bool) async throws -> Bool {
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(300))
-        }
-        return try await condition()
     }
 }

@@ -6,6 +6,7 @@ import FetchdState
 import FetchdTestSupport
 import Foundation
 import Logging
+import NIOCore
 import ServiceLifecycle
 import Testing
 
@@ -18,7 +19,8 @@ struct PushListenerTests {
 
     /// Runs a listener (1 s read timeout) and a scheduler over `feed` (token, `1/minute`),
     /// `other` (token) and `quiet` (no token), and calls `body` with its port.
-    private func withListener(_ body: (Int, FetchCoordinator) async throws -> Void) async throws {
+    private func withListener(limits configure: (inout PushListener.Limits) -> Void = { _ in },
+                              _ body: (Int, FetchCoordinator) async throws -> Void) async throws {
         let directory = try TemporaryDirectory("push-listener")
         defer { directory.remove() }
         var tokenFiles: [String] = []
@@ -46,6 +48,7 @@ struct PushListenerTests {
         let scheduler = SchedulerService(coordinator: coordinator, logger: logger)
         var limits = PushListener.Limits()
         limits.readTimeoutSeconds = 1
+        configure(&limits)
         let listener = PushListener(address: ListenAddress(host: "127.0.0.1", port: 0),
                                     intake: PushIntake(coordinator: coordinator, scheduler: scheduler), logger: logger,
                                     limits: limits)
@@ -159,5 +162,90 @@ struct PushListenerTests {
         #expect(log.shouldLog(intervalSeconds: 10, now: start + .seconds(2)) == nil)
         #expect(log.shouldLog(intervalSeconds: 10, now: start + .seconds(11)) == 2, "the next line counts what was not logged")
         #expect(log.shouldLog(intervalSeconds: 10, now: start + .seconds(12)) == nil)
+    }
+
+    /// One source may hold only its share of the connections: the next is closed unanswered, and
+    /// a closed one gives its place back.
+    @Test func oneSourceCannotHoldMoreThanItsShareOfConnections() async throws {
+        try await withListener(limits: { $0.maxConnectionsPerSource = 3; $0.readTimeoutSeconds = 30 }) { port, _ in
+            var idle = try (0..<3).map { _ in try Self.connect(port) }
+            defer { idle.forEach { close($0) } }
+            // Connections are set up on several event loops, not in the order they were made: give
+            // the idle ones time to be counted, and check that none was refused.
+            try await Task.sleep(for: .seconds(1))
+            for fd in idle {
+                var byte: UInt8 = 0
+                #expect(recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) < 0 && errno == EAGAIN, "an idle connection was closed")
+            }
+            let refused = await push(port, "feed", token: Self.feedToken, body: "{}")
+            #expect(refused.status == nil && refused.closed, "\(refused)")
+            close(idle.removeLast())
+            var status: Int?
+            #expect(await eventually(timeoutSeconds: 10, pollMilliseconds: 100) {
+                status = await push(port, "feed", token: Self.feedToken, body: "{}").status
+                return status == 202
+            }, "\(String(describing: status))")
+        }
+    }
+
+    /// After `failedTokensPerWindow` wrong tokens a source is answered 429 until the window ends,
+    /// even with the right token.
+    @Test func wrongTokensAreRateLimitedPerSource() async throws {
+        try await withListener(limits: { $0.failedTokensPerWindow = 3 }) { port, coordinator in
+            for _ in 0..<3 {
+                #expect(await push(port, "feed", token: "guess-" + String(repeating: "g", count: 20)).status == 401)
+            }
+            let limited = await push(port, "feed", token: Self.feedToken, body: "{}")
+            #expect(limited.status == 429 && limited.closed && limited.body.contains("too many pushes with a wrong token from 127.0.0.1"),
+                    "\(limited)")
+            let retry = limited.headers.split(separator: "\r\n").first { $0.hasPrefix("Retry-After: ") }
+                .flatMap { Int($0.dropFirst("Retry-After: ".count)) }
+            #expect(retry.map { (1...61).contains($0) } == true, "\(limited.headers)")
+            #expect(await coordinator.history(of: "feed", limit: 5)?.isEmpty == true, "no push ran")
+        }
+    }
+
+    @Test func sourcesAreCountedByAddressAndIPv6Slash64AndForgottenWhenIdle() throws {
+        let start = ContinuousClock.now
+        let limits = PushSourceLimits(connectionsPerSource: 2, failuresPerWindow: 2, windowSeconds: 60, trackedMax: 4)
+        let a = try #require(PushSourceLimits.Source(try SocketAddress(ipAddress: "2001:db8:1:2::10", port: 1)))
+        let b = try #require(PushSourceLimits.Source(try SocketAddress(ipAddress: "2001:db8:1:2:ffff::1", port: 2)))
+        #expect(a == b && a.description == "2001:db8:1:2::/64")
+        let mapped = try #require(PushSourceLimits.Source(try SocketAddress(ipAddress: "::ffff:192.0.2.1", port: 1)))
+        #expect(mapped.description == "192.0.2.1")
+        #expect(limits.connectionOpened(from: a) && limits.connectionOpened(from: b))
+        #expect(!limits.connectionOpened(from: a), "the /64 holds its two")
+        limits.connectionClosed(from: b)
+        #expect(limits.connectionOpened(from: a))
+
+        limits.recordFailure(from: mapped, now: start)
+        #expect(limits.lockedOut(mapped, now: start) == nil)
+        limits.recordFailure(from: mapped, now: start + .seconds(1))
+        #expect(limits.lockedOut(mapped, now: start + .seconds(2)) == .seconds(58))
+        #expect(limits.lockedOut(mapped, now: start + .seconds(61)) == nil, "the window ended")
+        limits.recordFailure(from: mapped, now: start + .seconds(61))
+        #expect(limits.lockedOut(mapped, now: start + .seconds(62)) == nil, "a new window counts afresh")
+
+        // A flood of sources: the table stays bounded, and a source holding connections stays.
+        for index in 0..<50 {
+            let other = try #require(PushSourceLimits.Source(try SocketAddress(ipAddress: "198.51.100.\(index)", port: 1)))
+            limits.recordFailure(from: other, now: start + .seconds(200 + index))
+        }
+        #expect(limits.trackedCount <= 4)
+        #expect(!limits.connectionOpened(from: a), "its connections are still counted")
+    }
+
+    /// A connected TCP socket to the listener that sends nothing.
+    private static func connect(_ port: Int) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard fd >= 0, connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+        return fd
     }
 }

@@ -111,7 +111,7 @@ struct TransferEndToEndTests {
         // Metered: the transfer stops where it is and waits.
         try await manager.send("metered 1")
         var text = ""
-        #expect(try await waitUntilAsync {
+        #expect(try await eventually(timeoutSeconds: 30, pollMilliseconds: 300) {
             text = try await daemon.fetchctlWithoutBlocking(["transfers"]).output
             return text.contains("paused: waiting for an unmetered network")
         }, "\(text)")
@@ -166,15 +166,5 @@ struct TransferEndToEndTests {
         #expect(digests.0 == digest && digests.1 == digest)
         let (exit, log) = await daemon.stopWithoutBlocking()
         #expect(exit == 0, "\(log)")
-    }
-
-    /// Polls an awaiting condition every 300 ms, at most 30 s.
-    private func waitUntilAsync(_ condition: () async throws -> Bool) async throws -> Bool {
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(300))
-        }
-        return try await condition()
     }
 }

@@ -284,15 +284,3 @@ final class SystemdNamespace {
         return "boot.log: " + String(decoding: bootLogFile.readDataToEndOfFile(), as: UTF8.self)
     }
 }
-
-/// Polls `condition` every 20 ms until it holds or `timeoutSeconds` pass (stretched by
-/// `SanitizerRun.slowdown` in a sanitizer run); returns whether it held.
-/// Unlike `waitUntil`, the condition may be async (commands run in the namespace are).
-func eventually(timeoutSeconds: Double, _ condition: () async throws -> Bool) async rethrows -> Bool {
-    let deadline = Date().addingTimeInterval(SanitizerRun.scaled(timeoutSeconds))
-    while Date() < deadline {
-        if try await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return try await condition()
-}

@@ -60,3 +60,16 @@ public func waitUntil(timeoutSeconds: Double, _ condition: () throws -> Bool) as
     }
     return try condition()
 }
+
+/// `waitUntil` for a condition that awaits (a command run, a request): polls every
+/// `pollMilliseconds` until it holds or `timeoutSeconds` pass (stretched by
+/// `SanitizerRun.slowdown` in a sanitizer run); returns whether it held.
+public func eventually(timeoutSeconds: Double, pollMilliseconds: Int = 20,
+                       _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(SanitizerRun.scaled(timeoutSeconds))
+    while Date() < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(pollMilliseconds))
+    }
+    return try await condition()
+}

@@ -1,0 +1,56 @@
+import NIOCore
+
+/// Closes a push listener connection at once when its source already holds its share of the
+/// listener's connections (`PushSourceLimits`), and gives the share back when it closes. The
+/// first handler of each connection, so a refused one costs no HTTP decoding.
+final class PushSourceGate: ChannelInboundHandler, RemovableChannelHandler {
+    /// Raw bytes: the gate reads nothing, it only counts.
+    typealias InboundIn = NIOAny
+
+    private let limits: PushSourceLimits
+    private var counted: PushSourceLimits.Source?
+    private var checked = false
+
+    /// A gate counting against `limits` (one per connection: NIO handlers are not shared).
+    init(limits: PushSourceLimits) {
+        self.limits = limits
+    }
+
+    /// Checks the source when the connection is already open.
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { admit(context) }
+    }
+
+    /// Checks the source.
+    func channelActive(context: ChannelHandlerContext) {
+        admit(context)
+        context.fireChannelActive()
+    }
+
+    /// Gives the share back.
+    func channelInactive(context: ChannelHandlerContext) {
+        release()
+        context.fireChannelInactive()
+    }
+
+    /// Gives the share back (the pipeline is torn down without an inactive event too).
+    func handlerRemoved(context: ChannelHandlerContext) {
+        release()
+    }
+
+    private func admit(_ context: ChannelHandlerContext) {
+        guard !checked else { return }
+        checked = true
+        guard let source = PushSourceLimits.Source(context.channel.remoteAddress) else { return }
+        if limits.connectionOpened(from: source) {
+            counted = source
+        } else {
+            context.close(promise: nil)
+        }
+    }
+
+    private func release() {
+        if let counted { limits.connectionClosed(from: counted) }
+        counted = nil
+    }
+}
