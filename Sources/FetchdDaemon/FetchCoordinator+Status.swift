@@ -12,7 +12,9 @@ extension FetchCoordinator {
         refreshPower()
         if markSeen { try? state.markSeen() }
         let globalFloor = globalBudgetFloor(now: now)
-        let pushes = Dictionary(pendingPushes().map { ($0.handler, $0) }, uniquingKeysWith: { first, _ in first })
+        // Pushes this daemon is fetching at once are not waiting for anything.
+        let waiting = pendingPushes().filter { $0.owner != instance }
+        let pushes = Dictionary(waiting.map { ($0.handler, $0) }, uniquingKeysWith: { first, _ in first })
         let handlers = config.handlers.map { handler in
             let handlerState = states[handler.name]
             let snapshot = snapshots.latestContentPath(of: handler.name)

@@ -53,6 +53,9 @@ public actor FetchCoordinator {
     /// Handlers whose deferred push a wake has taken and whose fetch has not finished: a second
     /// wake (overlapping, or the tick before the fetch task starts) must not take it again.
     var takenPushes: Set<String> = []
+    /// This daemon instance, as the owner of the pushes it admitted to fetch at once: a pending
+    /// push owned by another was left by a daemon that stopped before fetching it.
+    let instance = UUID().uuidString.lowercased()
     /// The push listener's bound address, once it listens (shown by `fetchctl status`).
     var pushListenerAddress: String?
     /// The machine's power, as last read (`refreshPower()`).
@@ -154,9 +157,12 @@ public actor FetchCoordinator {
     /// `fetch(_:trigger:pushData:)`, also saying whether the record is that of a fetch already
     /// running when this one came to start (`joined`), decided where the join happens: a caller
     /// that looked before queueing the fetch could be wrong by the time it ran.
-    public func fetchJoining(_ name: String, trigger: FetchTrigger, pushData: String? = nil) async -> (record: FetchRecord, joined: Bool)? {
+    /// `push` is a push admitted to fetch at once (`admitPush`): it runs with its data and is
+    /// finished (removed from the database) once its result is recorded.
+    public func fetchJoining(_ name: String, trigger: FetchTrigger, pushData: String? = nil,
+                             push: PendingPush? = nil) async -> (record: FetchRecord, joined: Bool)? {
         guard let handler = config.handler(named: name) else { return nil }
-        return await fetch(handler, trigger: trigger, state: nil, pushData: pushData)
+        return await fetch(handler, trigger: trigger, state: nil, pushData: pushData, deferred: push)
     }
 
     /// Runs `handler` now, or joins its fetch. `state` is its stored state when the caller has
@@ -177,7 +183,7 @@ public actor FetchCoordinator {
         running[name] = []
         let record = await execute(handler, trigger: trigger, state: state, pushData: deferred?.data ?? pushData)
         if let deferred {
-            takenPushes.remove(name)
+            if deferred.owner != instance { takenPushes.remove(name) }  // a wake took it
             // A fetch stopped by shutdown did not deliver the push: it stays for the next start.
             if !Task.isCancelled { finish(deferred) }
         }

@@ -15,15 +15,15 @@ struct PushIntake: Sendable {
     func push(_ name: String, data: [UInt8]) async throws(FetchCoordinator.PushRefusal) -> PushReport {
         let text: String?
         do { text = try PushData.validate(data) } catch { throw .badData(error) }
-        // Checked before the push is counted; a stop between here and the submit is not closed
-        // (nor is a SIGKILL before the fetch): the push is then counted but not delivered.
+        // Checked before the push is counted. Once admitted the push is on disk until its fetch is
+        // recorded: a stop (or a SIGKILL) before then leaves it for the next start to run.
         guard scheduler.acceptsJobs else { throw .shuttingDown }
-        let report = try await coordinator.admitPush(name, data: text)
-        if report.deferred {
-            scheduler.replan()  // the deferred fetch may be due before the next planned wake
+        let admitted = try await coordinator.admitPush(name, data: text)
+        if let immediate = admitted.immediate {
+            scheduler.submit(FetchJob(handler: name, trigger: .push, push: immediate, onFinish: nil))
         } else {
-            scheduler.submit(FetchJob(handler: name, trigger: .push, pushData: text, onFinish: nil))
+            scheduler.replan()  // the deferred fetch may be due before the next planned wake
         }
-        return report
+        return admitted.report
     }
 }

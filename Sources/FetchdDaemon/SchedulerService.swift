@@ -10,8 +10,9 @@ import ServiceLifecycle
 struct FetchJob: Sendable {
     let handler: String
     let trigger: FetchTrigger
-    /// For a push: its data (JSON), handed to the handler.
-    var pushData: String? = nil
+    /// For a push admitted to fetch at once: the push (its data goes to the handler), finished
+    /// once the fetch is recorded.
+    var push: PendingPush? = nil
     /// Called when the fetch has finished (nil when nobody waits) with its record (nil when it
     /// did not run) and whether that is the record of a fetch that was already running.
     let onFinish: (@Sendable (_ record: FetchRecord?, _ joined: Bool) -> Void)?
@@ -83,7 +84,7 @@ public struct SchedulerService: Service {
                     }
                 case .job(let job):
                     group.addTask {
-                        let outcome = await coordinator.fetchJoining(job.handler, trigger: job.trigger, pushData: job.pushData)
+                        let outcome = await coordinator.fetchJoining(job.handler, trigger: job.trigger, push: job.push)
                         job.onFinish?(outcome?.record, outcome?.joined ?? false)
                         replanSignal.signal()
                         await afterWork()

@@ -15,21 +15,27 @@ public struct PendingPush: Sendable, Equatable {
     public var receivedAt: Date
     /// How many pushes were coalesced into it.
     public var pushes: Int
+    /// For a push admitted to fetch at once: the daemon instance that runs it (already counted
+    /// against the limit). A row whose owner is not the running daemon was left by one that
+    /// stopped before the fetch was recorded: the next wake runs it. Nil for a deferred push.
+    public var owner: String?
 
     /// Creates a pending push.
-    public init(handler: String, dueAt: Date, data: String?, receivedAt: Date, pushes: Int) {
+    public init(handler: String, dueAt: Date, data: String?, receivedAt: Date, pushes: Int, owner: String? = nil) {
         self.handler = handler
         self.dueAt = dueAt
         self.data = data
         self.receivedAt = receivedAt
         self.pushes = pushes
+        self.owner = owner
     }
 }
 
 /// What the rate limit made of a push.
 public enum PushAdmission: Sendable, Equatable {
-    /// Within the limit: fetch now (counted; any pending push is superseded).
-    case now
+    /// Within the limit: fetch now. Counted, and kept (superseding any deferred push) until the
+    /// fetch is recorded (`finishPush`), so an acknowledged push survives a crash.
+    case now(PendingPush)
     /// Over the limit: coalesced into the pending push, which runs at its `dueAt`.
     case deferred(PendingPush)
 }
@@ -61,32 +67,41 @@ extension StateStore {
                 t.column("pushes", .integer).notNull()
             }
         }
+        migrator.registerMigration("v5: durable immediate pushes") { db in
+            try db.alter(table: "push_pending") { t in t.add(column: "owner", .text) }
+        }
     }
 
     /// Applies `limit` to a push of `handler` arriving at `now`, in one transaction: within the
-    /// limit it is counted and supersedes any pending push; over it, it is coalesced into the
-    /// pending push (its data replaces the older data), due when the window next has room.
-    public func admitPush(of handler: String, data: String?, at now: Date, limit: PushLimit) throws -> PushAdmission {
+    /// limit it is counted and kept as the handler's pending push, due now and owned by `owner`
+    /// (the daemon instance that runs it at once), superseding any deferred one; over it, it is
+    /// coalesced into the pending push (its data replaces the older data), due when the window
+    /// next has room. Either way the push is on disk before the caller answers it.
+    public func admitPush(of handler: String, data: String?, at now: Date, limit: PushLimit,
+                          owner: String) throws -> PushAdmission {
         try pool.write { db in
             if let earliest = try Self.nextRoom(of: handler, at: now, limit: limit, in: db) {
                 let previous = try Self.pendingPush(of: handler, in: db)
                 let pending = PendingPush(handler: handler, dueAt: earliest, data: data, receivedAt: now,
-                                          pushes: (previous?.pushes ?? 0) + 1)
+                                          pushes: (previous?.owner == nil ? previous?.pushes ?? 0 : 0) + 1)
                 try Self.save(pending, in: db)
                 return .deferred(pending)
             }
             try Self.count(handler, at: now, in: db)
-            try db.execute(sql: "DELETE FROM push_pending WHERE handler = ?", arguments: [handler])
-            return .now
+            let immediate = PendingPush(handler: handler, dueAt: now, data: data, receivedAt: now, pushes: 1, owner: owner)
+            try Self.save(immediate, in: db)
+            return .now(immediate)
         }
     }
 
     /// The pending push of `handler` if it is due at `now` (within `tolerance` seconds), counted
-    /// as a push fetch; or moved later when the limit has no room. Nil when none is due.
+    /// as a push fetch (unless it was counted when admitted: an owned one); or moved later when
+    /// the limit has no room. Nil when none is due.
     public func takeDuePush(of handler: String, at now: Date, limit: PushLimit, tolerance: Double = 0.1) throws -> DuePush? {
         try pool.write { db in
             guard var pending = try Self.pendingPush(of: handler, in: db),
                   pending.dueAt <= now.addingTimeInterval(tolerance) else { return nil }
+            if pending.owner != nil { return .run(pending) }
             if let earliest = try Self.nextRoom(of: handler, at: now, limit: limit, in: db), earliest > pending.dueAt {
                 pending.dueAt = earliest
                 try Self.save(pending, in: db)
@@ -139,10 +154,11 @@ extension StateStore {
 
     private static func save(_ pending: PendingPush, in db: Database) throws {
         try db.execute(sql: """
-            INSERT INTO push_pending (handler, due_at, data, received_at, pushes) VALUES (?, ?, ?, ?, ?)
+            INSERT INTO push_pending (handler, due_at, data, received_at, pushes, owner) VALUES (?, ?, ?, ?, ?, ?)
             ON CONFLICT(handler) DO UPDATE SET due_at = excluded.due_at, data = excluded.data,
-                received_at = excluded.received_at, pushes = excluded.pushes
-            """, arguments: [pending.handler, text(pending.dueAt), pending.data, text(pending.receivedAt), pending.pushes])
+                received_at = excluded.received_at, pushes = excluded.pushes, owner = excluded.owner
+            """, arguments: [pending.handler, text(pending.dueAt), pending.data, text(pending.receivedAt), pending.pushes,
+                            pending.owner])
     }
 
     private static func pendingPush(of handler: String, in db: Database) throws -> PendingPush? {
@@ -151,6 +167,6 @@ extension StateStore {
 
     private static func pendingPush(from row: Row) -> PendingPush {
         PendingPush(handler: row["handler"], dueAt: row["due_at"], data: row["data"], receivedAt: row["received_at"],
-                    pushes: row["pushes"])
+                    pushes: row["pushes"], owner: row["owner"])
     }
 }

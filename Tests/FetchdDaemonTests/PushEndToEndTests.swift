@@ -86,6 +86,33 @@ struct PushEndToEndTests {
         daemon.stopAndReadLog()
     }
 
+    /// "push accepted: fetching now" is a promise: a daemon SIGKILLed while that fetch runs (here
+    /// the program sleeps the first time) runs it again, with its data, once it starts again.
+    @Test func anAcceptedPushSurvivesASIGKILLBeforeItsFetchIsRecorded() async throws {
+        let directory = try TemporaryDirectory("push-kill-mark")
+        defer { directory.remove() }
+        let mark = directory.file("started")
+        let daemon = try DaemonProcess(handlers: """
+            [[handler]]
+            name = "feed"
+            kind = "exec"
+            command = ["/bin/sh", "-c", "if [ -e \\"$MARK\\" ]; then printf '%s' \\"$FETCHD_PUSH_DATA\\" > \\"$FETCHD_OUTPUT\\"; else touch \\"$MARK\\"; exec sleep 20; fi"]
+            environment = { MARK = "\(mark)" }
+            min_interval = "never"
+            """, heartbeat: "1h")
+        try await daemon.start()
+        let state = try StateStore(path: daemon.directory.file("state/state.sqlite"))
+        let accepted = try await daemon.fetchctlWithoutBlocking(["push", "feed", "--data", "\"kept\""])
+        #expect(accepted.output == "feed: push accepted: fetching now\n", "\(accepted.output)")
+        #expect(await waitUntil(timeoutSeconds: 15) { FileManager.default.fileExists(atPath: mark) })
+        try await daemon.killAndRestart()
+        #expect(await waitUntil(timeoutSeconds: 20) { pushFetches(state).contains { $0.result == "newData" } },
+                "\(pushFetches(state).map { "\($0.result) \($0.reason ?? "")" })")
+        #expect(content(daemon) == "\"kept\"")
+        #expect(await waitUntil(timeoutSeconds: 10) { (try? state.pendingPushes().isEmpty) ?? false })
+        daemon.stopAndReadLog()
+    }
+
     @Test func theListenerTakesAPushWithTheRightToken() async throws {
         let token = String(repeating: "5e", count: 20)
         let directory = try TemporaryDirectory("push-token")

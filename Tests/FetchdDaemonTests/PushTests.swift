@@ -34,15 +34,16 @@ struct PushTests {
         let start = Date()
         // N = 2 pushes within the limit fetch now, each with its own data, trigger push.
         for index in 1...2 {
-            let report = try await coordinator.admitPush("feed", data: "{\"n\":\(index)}", now: start.addingTimeInterval(Double(index)))
-            #expect(!report.deferred && report.message == "push accepted: fetching now")
-            let record = await coordinator.fetch("feed", trigger: .push, pushData: "{\"n\":\(index)}")
+            let admitted = try await coordinator.admitPush("feed", data: "{\"n\":\(index)}", now: start.addingTimeInterval(Double(index)))
+            #expect(!admitted.report.deferred && admitted.report.message == "push accepted: fetching now")
+            let immediate = try #require(admitted.immediate)
+            let record = await coordinator.fetchJoining("feed", trigger: .push, push: immediate)?.record
             #expect(record?.result == "newData" && record?.trigger == "push")
             #expect(try await content(coordinator, "feed") == "push {\"n\":\(index)}")
         }
         // Two more are coalesced into one fetch when the first push leaves the window.
-        let third = try await coordinator.admitPush("feed", data: "{\"n\":3}", now: start.addingTimeInterval(3))
-        let fourth = try await coordinator.admitPush("feed", data: "{\"n\":4}", now: start.addingTimeInterval(4))
+        let third = try await coordinator.admitPush("feed", data: "{\"n\":3}", now: start.addingTimeInterval(3)).report
+        let fourth = try await coordinator.admitPush("feed", data: "{\"n\":4}", now: start.addingTimeInterval(4)).report
         let due = start.addingTimeInterval(61)
         #expect(third.deferred && fourth.deferred && fourth.coalescedPushes == 2)
         #expect(Self.close(fourth.fetchAt, due), "\(String(describing: fourth.fetchAt)) is not \(due)")

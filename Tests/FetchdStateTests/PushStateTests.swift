@@ -17,18 +17,18 @@ struct PushStateTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try StateStore(path: directory.file("state.sqlite"))
-        #expect(try store.admitPush(of: "news", data: #"{"n":1}"#, at: at(0), limit: twoPerMinute) == .now)
-        #expect(try store.admitPush(of: "news", data: #"{"n":2}"#, at: at(10), limit: twoPerMinute) == .now)
+        #expect(try store.admitPush(of: "news", data: #"{"n":1}"#, at: at(0), limit: twoPerMinute, owner: "test").isNow)
+        #expect(try store.admitPush(of: "news", data: #"{"n":2}"#, at: at(10), limit: twoPerMinute, owner: "test").isNow)
         // Two in the last minute: the third and fourth wait for the first to leave the window.
-        guard case .deferred(let third) = try store.admitPush(of: "news", data: #"{"n":3}"#, at: at(20), limit: twoPerMinute),
-              case .deferred(let fourth) = try store.admitPush(of: "news", data: #"{"n":4}"#, at: at(30), limit: twoPerMinute) else {
+        guard case .deferred(let third) = try store.admitPush(of: "news", data: #"{"n":3}"#, at: at(20), limit: twoPerMinute, owner: "test"),
+              case .deferred(let fourth) = try store.admitPush(of: "news", data: #"{"n":4}"#, at: at(30), limit: twoPerMinute, owner: "test") else {
             Issue.record("pushes over the limit must be deferred"); return
         }
         #expect(third.dueAt == at(60) && third.pushes == 1)
         #expect(fourth.dueAt == at(60) && fourth.pushes == 2 && fourth.data == #"{"n":4}"#)
         #expect(try store.pendingPushes().map(\.data) == [#"{"n":4}"#], "one deferred fetch, the newest data")
         // Another handler has a count of its own.
-        #expect(try store.admitPush(of: "other", data: nil, at: at(30), limit: twoPerMinute) == .now)
+        #expect(try store.admitPush(of: "other", data: nil, at: at(30), limit: twoPerMinute, owner: "test").isNow)
 
         // Not due before its time; at its time it is counted and handed out once, with the newest data.
         #expect(try store.takeDuePush(of: "news", at: at(59), limit: twoPerMinute) == nil)
@@ -37,10 +37,10 @@ struct PushStateTests {
         }
         #expect(due.data == #"{"n":4}"# && due.pushes == 2)
         try store.finishPush(due)
-        #expect(try store.pendingPushes().isEmpty)
+        #expect(try store.pendingPushes().map(\.handler) == ["other"], "only the other handler's push, until its fetch is recorded")
         #expect(try store.pushTimes(of: "news", since: at(0)) == [at(0), at(10), at(60)])
         // The window holds the pushes at 10 s and 60 s: the next is deferred to 70 s.
-        guard case .deferred(let next) = try store.admitPush(of: "news", data: nil, at: at(61), limit: twoPerMinute) else {
+        guard case .deferred(let next) = try store.admitPush(of: "news", data: nil, at: at(61), limit: twoPerMinute, owner: "test") else {
             Issue.record("the limit still holds after the deferred fetch"); return
         }
         #expect(next.dueAt == at(70))
@@ -51,14 +51,14 @@ struct PushStateTests {
         defer { directory.remove() }
         let store = try StateStore(path: directory.file("state.sqlite"))
         let one = PushLimit(count: 1, windowSeconds: 60)
-        #expect(try store.admitPush(of: "news", data: "1", at: at(0), limit: one) == .now)
-        guard case .deferred = try store.admitPush(of: "news", data: "2", at: at(1), limit: one),
+        #expect(try store.admitPush(of: "news", data: "1", at: at(0), limit: one, owner: "test").isNow)
+        guard case .deferred = try store.admitPush(of: "news", data: "2", at: at(1), limit: one, owner: "test"),
               case .run(let running) = try store.takeDuePush(of: "news", at: at(60), limit: one) else {
             Issue.record("expected a deferred push that runs at 60 s"); return
         }
         // While it runs, another push comes (over the limit again): finishing the running one
         // must not drop the newer one.
-        guard case .deferred(let newer) = try store.admitPush(of: "news", data: "3", at: at(61), limit: one) else {
+        guard case .deferred(let newer) = try store.admitPush(of: "news", data: "3", at: at(61), limit: one, owner: "test") else {
             Issue.record("expected the push at 61 s to be deferred"); return
         }
         try store.finishPush(running)
@@ -70,9 +70,10 @@ struct PushStateTests {
             Issue.record("expected the due push to be moved by the lowered limit"); return
         }
         #expect(moved.dueAt == at(660))
-        // Within a (raised) limit, a new push runs now and the deferred one is gone.
-        #expect(try store.admitPush(of: "news", data: "4", at: at(130), limit: PushLimit(count: 10, windowSeconds: 60)) == .now)
-        #expect(try store.pendingPushes().isEmpty)
+        // Within a (raised) limit, a new push runs now and replaces the deferred one: kept, owned
+        // by the daemon that fetches it, until that fetch is recorded.
+        #expect(try store.admitPush(of: "news", data: "4", at: at(130), limit: PushLimit(count: 10, windowSeconds: 60), owner: "test").isNow)
+        #expect(try store.pendingPushes().map { [$0.data, $0.owner] } == [["4", "test"]])
     }
 
     @Test func countsAndTheDeferredPushSurviveReopeningTheDatabase() throws {
@@ -82,18 +83,43 @@ struct PushStateTests {
         do {
             let store = try StateStore(path: path)
             for second in [0.0, 1.0] {
-                #expect(try store.admitPush(of: "news", data: nil, at: at(second), limit: twoPerMinute) == .now)
+                #expect(try store.admitPush(of: "news", data: nil, at: at(second), limit: twoPerMinute, owner: "test").isNow)
             }
-            _ = try store.admitPush(of: "news", data: #"["late"]"#, at: at(2), limit: twoPerMinute)
+            _ = try store.admitPush(of: "news", data: #"["late"]"#, at: at(2), limit: twoPerMinute, owner: "test")
         }
         let reopened = try StateStore(path: path)
         #expect(try reopened.integrityCheck())
         #expect(try reopened.pendingPushes() == [PendingPush(handler: "news", dueAt: at(60), data: #"["late"]"#,
                                                              receivedAt: at(2), pushes: 1)])
         #expect(try reopened.pushTimes(of: "news", since: at(0)).count == 2)
-        guard case .deferred = try reopened.admitPush(of: "news", data: nil, at: at(3), limit: twoPerMinute) else {
+        guard case .deferred = try reopened.admitPush(of: "news", data: nil, at: at(3), limit: twoPerMinute, owner: "test") else {
             Issue.record("the count must survive the reopening"); return
         }
+    }
+
+    /// A push admitted to fetch at once is on disk until its fetch is recorded: a daemon killed
+    /// before that leaves it for the next, which runs it without counting it a second time.
+    @Test func aPushAdmittedToFetchNowSurvivesUntilItsFetchIsRecorded() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("state.sqlite")
+        do {
+            let store = try StateStore(path: path)
+            guard case .now(let immediate) = try store.admitPush(of: "news", data: #"{"n":1}"#, at: at(0), limit: twoPerMinute,
+                                                                  owner: "killed") else {
+                Issue.record("within the limit the push fetches now"); return
+            }
+            #expect(immediate == PendingPush(handler: "news", dueAt: at(0), data: #"{"n":1}"#, receivedAt: at(0), pushes: 1,
+                                             owner: "killed"))
+        }
+        let reopened = try StateStore(path: path)
+        guard case .run(let orphan) = try reopened.takeDuePush(of: "news", at: at(5), limit: twoPerMinute) else {
+            Issue.record("the push the killed daemon admitted must run"); return
+        }
+        #expect(orphan.data == #"{"n":1}"# && orphan.owner == "killed")
+        #expect(try reopened.pushTimes(of: "news", since: at(0)) == [at(0)], "counted once, when it was admitted")
+        try reopened.finishPush(orphan)
+        #expect(try reopened.pendingPushes().isEmpty)
     }
 
     @Test func pushLimitsParseLikeBudgets() {
@@ -119,5 +145,13 @@ struct PushStateTests {
             try PushData.validate(large)
         }
         #expect(throws: PushData.Problem.self) { try PushData.validate([0x22, 0xFF, 0x22]) }
+    }
+}
+
+extension PushAdmission {
+    /// Whether the push fetches now.
+    var isNow: Bool {
+        if case .now = self { return true }
+        return false
     }
 }
