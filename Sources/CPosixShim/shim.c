@@ -42,13 +42,26 @@ int fetchd_pipe_cloexec(int fds[2]) {
 // other threads, which the child does not have). All signals stay blocked from before the vfork
 // until the child has put every handler back to its default, so no fetchd signal handler can
 // run on the borrowed memory.
+/* The pid as decimal text in `text` (at least 24 bytes), without stdio (not async-signal-safe). */
+static int fetchd_pid_text(pid_t pid, char *text) {
+    char reversed[24];
+    int count = 0;
+    unsigned long value = (unsigned long)pid;
+    do { reversed[count++] = (char)('0' + value % 10); value /= 10; } while (value > 0);
+    for (int index = 0; index < count; index++) text[index] = reversed[count - 1 - index];
+    text[count] = '\n';
+    return count + 1;
+}
+
 pid_t fetchd_spawn(const char *path, char *const argv[], char *const envp[], int output_fd,
-                   unsigned long long nofile_soft,
-                   int switch_user, uid_t uid, gid_t gid, const gid_t *groups, int group_count) {
+                   unsigned long long nofile_soft, const char *cgroup_procs,
+                   int switch_user, uid_t uid, gid_t gid, const gid_t *groups, int group_count,
+                   int *failed_step) {
     sigset_t all, saved;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &saved);
     volatile int child_errno = 0;  // written by the child, in the memory it borrows
+    volatile int child_step = FETCHD_SPAWN_STEP_OTHER;
     pid_t pid = vfork();
     if (pid == 0) {
         struct sigaction standard = { .sa_handler = SIG_DFL };
@@ -69,6 +82,18 @@ pid_t fetchd_spawn(const char *path, char *const argv[], char *const envp[], int
         }
         close(0);
         if (open("/dev/null", O_RDONLY) != 0) goto failed;
+        if (cgroup_procs != NULL) {
+            // Into its own control group before anything else it runs, while still fetchd's user
+            // (moving a process takes write access to the cgroups' common ancestor, fetchd's own).
+            child_step = FETCHD_SPAWN_STEP_CGROUP;
+            int procs = open(cgroup_procs, O_WRONLY | O_CLOEXEC);
+            if (procs < 0) goto failed;
+            char text[24];
+            int length = fetchd_pid_text(getpid(), text);
+            if (write(procs, text, (size_t)length) != length) { close(procs); goto failed; }
+            close(procs);
+            child_step = FETCHD_SPAWN_STEP_OTHER;
+        }
         if (nofile_soft > 0) {
             struct rlimit limit;
             if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && nofile_soft < limit.rlim_cur) {
@@ -90,6 +115,7 @@ pid_t fetchd_spawn(const char *path, char *const argv[], char *const envp[], int
         _exit(127);
     }
     int spawn_errno = pid < 0 ? errno : child_errno;
+    if (failed_step != NULL) *failed_step = pid < 0 ? FETCHD_SPAWN_STEP_OTHER : child_step;
     pthread_sigmask(SIG_SETMASK, &saved, NULL);
     if (pid < 0) return -spawn_errno;
     if (spawn_errno != 0) {

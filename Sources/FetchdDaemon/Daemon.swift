@@ -37,6 +37,13 @@ public struct Daemon {
         if let (before, after) = DescriptorLimit.raiseSoftToHard() {
             logger.debug("file-descriptor limit raised from \(before) to \(after) (programs still get \(before))")
         }
+        // Programs a killed fetchd left in their control groups end here, before any new one starts.
+        ProgramCgroup.removeLeftovers()
+        if case .processGroups = ProgramCgroup.placement, ProcessInfo.processInfo.environment["INVOCATION_ID"] != nil {
+            logger.notice("\(ProgramCgroup.placement)")  // a unit without Delegate=yes
+        } else {
+            logger.debug("\(ProgramCgroup.placement)")
+        }
         for problem in config.diagnostics {
             logger.error("config: \(problem.description) (handler not loaded)", metadata: problem.journalMetadata)
         }

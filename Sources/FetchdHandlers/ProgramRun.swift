@@ -9,7 +9,8 @@ import Glibc
 
 /// One run of an exec handler's program: started by `fetchd_spawn` (see CPosixShim for why not a
 /// library), its output drained into an `OutputTail`, its exit awaited, its process group ended
-/// when the program exits or the run is cancelled.
+/// when the program exits or the run is cancelled, and its control group (`ProgramCgroup`, where
+/// fetchd may make one) ended with it, so nothing it started outlives it, whatever its session.
 ///
 /// What it needs from fetchd's descriptors is one pipe, made before anything else and refused
 /// cleanly when there is no room; the spawn itself opens none. So a file-descriptor limit makes a
@@ -54,11 +55,18 @@ struct ProgramRun {
     func run(into tail: OutputTail) async throws(StartFailure) -> Ending {
         var ends: [Int32] = [0, 0]
         guard fetchd_pipe_cloexec(&ends) == 0 else { throw StartFailure(description: Self.errnoText(errno)) }
-        let pid = spawn(output: ends[1])
+        let cgroup = ProgramCgroup.make()
+        var failedStep: Int32 = 0
+        let pid = spawn(output: ends[1], cgroup: cgroup, failedStep: &failedStep)
         close(ends[1])
         guard pid > 0 else {
             close(ends[0])
-            throw StartFailure(description: Self.errnoText(-pid))
+            await cgroup?.end()
+            let why = Self.errnoText(-pid)
+            if let cgroup, failedStep == Int32(FETCHD_SPAWN_STEP_CGROUP) {
+                throw StartFailure(description: "cannot join its control group \(cgroup.path): \(why)")
+            }
+            throw StartFailure(description: why)
         }
         let readEnd = ends[0]
         _ = fcntl(readEnd, F_SETFL, fcntl(readEnd, F_GETFL) | O_NONBLOCK)
@@ -68,8 +76,9 @@ struct ProgramRun {
                 tasks.addTask { await Self.drain(readEnd, into: tail, until: group) }
                 tasks.addTask {
                     await ProcessGroupReaper.waitForExit(of: pid)
-                    // The program is gone; whatever it left in its group must not outlive it.
+                    // The program is gone; whatever it left in its groups must not outlive it.
                     group.signal(SIGKILL)
+                    await cgroup?.end()
                     group.markExited()
                 }
             }
@@ -82,15 +91,16 @@ struct ProgramRun {
         return group.reap()
     }
 
-    /// Starts the child; its pid, or -errno.
-    private func spawn(output: Int32) -> pid_t {
+    /// Starts the child, in `cgroup` when there is one; its pid, or -errno and the failed step.
+    private func spawn(output: Int32, cgroup: ProgramCgroup?, failedStep: inout Int32) -> pid_t {
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
+        let procs = cgroup.map { strdup($0.procsPath) }
+        defer { (argv + envp + [procs ?? nil]).forEach { free($0) } }
         let groups = user?.groups ?? []
         return groups.withUnsafeBufferPointer { groupList in
-            fetchd_spawn(path, argv, envp, output, DescriptorLimit.forPrograms, user == nil ? 0 : 1,
-                         user?.uid ?? 0, user?.gid ?? 0, groupList.baseAddress, Int32(groupList.count))
+            fetchd_spawn(path, argv, envp, output, DescriptorLimit.forPrograms, procs ?? nil, user == nil ? 0 : 1,
+                         user?.uid ?? 0, user?.gid ?? 0, groupList.baseAddress, Int32(groupList.count), &failedStep)
         }
     }
 

@@ -42,6 +42,15 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUnitTests {
         command = ["/bin/sh", "-c", "date +%s%N > \\"$FETCHD_OUTPUT\\""]
         """
 
+    /// A program whose child leaves its session (`setsid`) and sleeps; the child's pid is the snapshot.
+    static let escape = """
+        [[handler]]
+        name = "escape"
+        kind = "exec"
+        command = ["/bin/sh", "-c", "setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! > \\"$FETCHD_OUTPUT\\""]
+        min_interval = "1h"
+        """
+
     // Waits (`eventually`) are generous, 20 to 30 s: they end as soon as what they wait for
     // holds, and on a loaded machine a namespace's systemd, fetchd's start and its first wake
     // took over 10 s (the status-line wait below failed so once, with two busy loops beside it).
@@ -264,6 +273,33 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUnitTests {
         let pid = try await namespace.property("MainPID", of: "fetchd.service")
         let user = try await namespace.run(["ps", "-o", "user=", "-p", pid]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(user == "root")
+    }
+
+    /// A program whose child leaves its session (`setsid`) and sleeps: under the shipped unit
+    /// (Delegate=yes) the program has a control group of its own, ended whole once the program
+    /// exits, so nothing of it is left after its result. The child's pid is the snapshot.
+    @Test func nothingOfAProgramOutlivesItsResultNotEvenAChildThatLeftItsSession() async throws {
+        let namespace = try await SystemdNamespace()
+        defer { namespace.shutdown() }
+        try await Self.install(namespace, handlers: Self.escape)
+        try await namespace.check(["systemctl", "start", "fetchd.service"])
+        let content = namespace.hostDirectory(for: "/var/cache/fetchd") + "/escape/latest/content"
+        #expect(await waitUntil(timeoutSeconds: 20) { FileManager.default.fileExists(atPath: content) })
+        let pid = try String(contentsOfFile: content, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(Int(pid) != nil, "\(pid)")
+        var alive = ""
+        #expect(try await eventually(timeoutSeconds: 5) {
+            alive = try await namespace.run(["ps", "-o", "pid=,stat=,cmd=", "-p", pid]).stdout
+            return alive.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+        }, "the child that left its session is still there: \(alive)")
+        let notes = try await namespace.journalMessages(unit: "fetchd.service", outputOnly: true)
+        #expect(!notes.contains { $0.contains("programs run in process groups only") }, "\(notes)")
+        // Its control group is gone too: only fetchd's own is left.
+        let main = try await namespace.property("MainPID", of: "fetchd.service")
+        let groups = try await namespace.run(["sh", "-c",
+            "m=$(awk '$9 == \"cgroup2\" {print $5}' /proc/self/mountinfo | head -1); p=$(sed -n 's/^0:://p' /proc/$1/cgroup); ls \"$m$p\"",
+            "sh", main]).stdout
+        #expect(!groups.contains("program-"), "\(groups)")
     }
 }
 }

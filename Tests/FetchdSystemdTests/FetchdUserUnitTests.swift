@@ -45,6 +45,7 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUserUnitTests {
             """)
         // One handler, in the user's own config folder (owned by the user: fetchd trusts it).
         try namespace.writeFile(Self.home + "/.config/fetchd/handlers.d/clock.toml", FetchdUnitTests.clock + "\n")
+        try namespace.writeFile(Self.home + "/.config/fetchd/handlers.d/escape.toml", FetchdUnitTests.escape + "\n")
         try await namespace.check(["chown", "-R", "\(Self.user):\(Self.user)", Self.home + "/.config"])
         try await namespace.check(["systemctl", "daemon-reload"])
         try await namespace.check(["systemctl", "start", "fetchd-test-user.service"])
@@ -71,6 +72,17 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUserUnitTests {
                                                       "--socket", "/run/user/\(Self.uid)/fetchd/control.sock"])
         #expect(fetch.status == 0 && fetch.stdout.contains("newData"), "\(fetch)")
         #expect(try await Self.modeAndOwner(namespace, Self.home + "/.cache/fetchd/clock/latest/content") != nil)
+        // A child that left its program's session does not outlive the result (Delegate=yes).
+        let escape = try await Self.asUser(namespace, [FetchdUnitTests.binDirectory + "/fetchctl", "fetch", "escape", "--wait",
+                                                       "--socket", "/run/user/\(Self.uid)/fetchd/control.sock"])
+        #expect(escape.status == 0, "\(escape)")
+        let pid = try await namespace.run(["cat", Self.home + "/.cache/fetchd/escape/latest/content"]).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        var alive = ""
+        #expect(try await eventually(timeoutSeconds: 5) {
+            alive = try await namespace.run(["ps", "-o", "pid=,cmd=", "-p", pid]).stdout
+            return Int(pid) != nil && alive.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+        }, "pid \(pid): \(alive)")
         // The wake service, in its sandbox (a user namespace, no network), still reaches fetchd:
         // a oneshot whose fetchctl could not connect would fail the start.
         let wake = try await Self.asUser(namespace, ["systemctl", "--user", "start", "fetchd-wake.service"])

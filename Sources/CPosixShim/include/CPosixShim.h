@@ -23,11 +23,16 @@ int fetchd_pipe_cloexec(int fds[2]);
 /// one): in a new session (its own process group), stdin from /dev/null, stdout and stderr to
 /// `output_fd`, no other descriptor, every signal at its default and unblocked, its soft
 /// RLIMIT_NOFILE set to `nofile_soft` (0: fetchd's); with `switch_user`, as `uid`/`gid` with
-/// exactly `groups`. Returns the child's pid, or -errno when
-/// it could not start (the child's own failure before exec included: execve's ENOENT, setuid's
-/// EPERM...).
+/// exactly `groups`; with `cgroup_procs` (a control group's `cgroup.procs` path), moved into that
+/// group first. Returns the child's pid, or -errno when it could not start (the child's own
+/// failure before exec included: execve's ENOENT, setuid's EPERM...), and then sets
+/// `*failed_step` (when not NULL) to the step that failed.
 pid_t fetchd_spawn(const char *path, char *const argv[], char *const envp[], int output_fd,
-                   unsigned long long nofile_soft,
-                   int switch_user, uid_t uid, gid_t gid, const gid_t *groups, int group_count);
+                   unsigned long long nofile_soft, const char *cgroup_procs,
+                   int switch_user, uid_t uid, gid_t gid, const gid_t *groups, int group_count,
+                   int *failed_step);
+
+/// `fetchd_spawn`'s failed steps: joining the control group, or anything else.
+enum { FETCHD_SPAWN_STEP_OTHER = 0, FETCHD_SPAWN_STEP_CGROUP = 1 };
 
 #endif
