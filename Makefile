@@ -16,7 +16,7 @@ TEST_PACKAGES := systemd dbus dbus-daemon polkitd python3-dbus python3-gi procps
 RUN_DIR := $(CURDIR)/.fetchd
 BIN_DIR = $(shell $(SWIFT) build --show-bin-path)
 
-.PHONY: all deps test-deps install-packages build run status test test-asan test-tsan bench-http bench-transfer \
+.PHONY: all deps test-deps install-packages build run status test test-asan test-tsan bench-http bench-idle bench-transfer \
 	bench-planner bench-learning fuzz fuzz-build fuzz-config fuzz-trace fuzz-control torture install uninstall clean
 
 all: build
@@ -123,6 +123,14 @@ bench-http: deps
 	$(SWIFT) build -c release --product fetchd
 	python3 bench/http_bench.py --bin-dir $$($(SWIFT) build -c release --show-bin-path) \
 		--json bench/results/http-$$(date +%Y%m%d).json $(BENCH_ARGS)
+
+# What an idle fetchd costs: wake-ups per minute per thread and RSS / PSS / anonymous memory, with
+# 100 http handlers not due for hours, over 10 minutes (see bench/idle_bench.py).
+# BENCH_ARGS="--seconds 60" for a shorter look.
+bench-idle: deps
+	$(SWIFT) build -c release --product fetchd
+	python3 bench/idle_bench.py --fetchd $$($(SWIFT) build -c release --show-bin-path)/fetchd \
+		--json bench/results/idle-$$(date +%Y%m%d).json $(BENCH_ARGS)
 
 # One background transfer of a 1 GiB file served by nginx on loopback against `curl -o`
 # (see bench/transfer_bench.py). BENCH_ARGS="--size-mib 256 --repeat 2" for a shorter run.

@@ -35,7 +35,7 @@ extension CurlEasy {
         var rangeProblem: String?
         /// Hashes every body byte written (`HTTPRequest.hashBody`).
         var hasher: SHA256?
-        /// Where redirects may lead; nil when the URL did not parse (libcurl refuses it anyway).
+        /// Where redirects may lead.
         var redirects: RedirectPolicy?
         /// Why the policy refused a connection, when it did.
         var forbiddenRedirect: String?

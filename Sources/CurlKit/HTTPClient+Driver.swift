@@ -13,6 +13,8 @@ extension HTTPClient {
         private var idle: [CurlEasy] = []
         /// Idle handles kept beyond this are freed.
         private let maxIdle = 64
+        /// The poll's wait with no transfer: as long as `curl_multi_poll` takes (about 24 days).
+        static let idlePollMilliseconds = Int32.max
 
         /// A class, not a struct: the request has a dozen strings, and every copy of a struct
         /// (into the table, out of it, into `end`) retained and released them all.
@@ -65,8 +67,11 @@ extension HTTPClient {
                     guard let transfer = active[handle] else { continue }
                     end(transfer, with: transfer.easy.finish(code: code, request: transfer.request))
                 }
-                // libcurl's own timers wake the poll sooner when a transfer needs it.
-                multi.poll(timeoutMilliseconds: 1000)
+                // libcurl's own timers wake the poll sooner when a transfer needs it; the second is
+                // a backstop while transfers run. With none, nothing can happen until new work
+                // arrives, which wakes the poll (`curl_multi_wakeup`): an idle daemon's driver
+                // thread sleeps until then instead of waking every second.
+                multi.poll(timeoutMilliseconds: active.isEmpty ? Self.idlePollMilliseconds : 1000)
             }
         }
 

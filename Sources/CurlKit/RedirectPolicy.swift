@@ -43,40 +43,45 @@ struct RedirectPolicy {
         case refuse(String)
     }
 
-    /// The configured URL's scheme (lower case) and host.
-    let originScheme: String, originHost: String
+    /// The configured URL.
+    let url: String
     /// Whether a proxy makes the connections.
     let viaProxy: Bool
     /// The class of the first connection, the configured URL's own; set by the first `check`.
     private(set) var originClass: AddressClass?
+    /// The configured URL's scheme (lower case) and host, parsed at the first redirect: most
+    /// fetches have none, and this runs for every fetch.
+    private var origin: (scheme: String, host: String)?
     /// Whether the custom headers were dropped already.
     private(set) var headersDropped = false
 
-    /// A policy for a transfer of `url`; nil when the URL cannot be parsed (libcurl then fails it).
-    init?(url: String, viaProxy: Bool) {
-        guard let parts = CurlURL.parts(of: url) else { return nil }
-        originScheme = parts.scheme
-        originHost = parts.host
+    /// A policy for a transfer of `url`.
+    init(url: String, viaProxy: Bool) {
+        self.url = url
         self.viaProxy = viaProxy
     }
 
     /// Checks a connection to `address` (numeric) made for `currentURL`, the URL the request
-    /// is about to be sent for (nil: the configured one, on the first connection).
+    /// is about to be sent for (only asked for after the first connection).
     mutating func check(connectedAddress address: String, currentURL: () -> String?) -> Verdict {
         guard let originClass else {
-            originClass = viaProxy ? Self.classify(urlHost: originHost) : Self.classify(address: address)
+            originClass = viaProxy ? CurlURL.parts(of: url).map { Self.classify(urlHost: $0.host) } ?? .global
+                : Self.classify(address: address)
             return .allow
         }
-        guard let url = currentURL(), let parts = CurlURL.parts(of: url) else { return .allow }
-        if originScheme == "https", parts.scheme == "http" {
-            return .refuse("\(url) would drop from https to http")
+        // A URL libcurl could not parse never connects; nothing to compare then.
+        guard let origin = origin ?? CurlURL.parts(of: url), let current = currentURL(),
+              let parts = CurlURL.parts(of: current) else { return .allow }
+        self.origin = origin
+        if origin.scheme == "https", parts.scheme == "http" {
+            return .refuse("\(current) would drop from https to http")
         }
         let target = viaProxy ? Self.classify(urlHost: parts.host) : Self.classify(address: address)
         if target != .global, target != originClass {
-            return .refuse("\(url) leads to \(viaProxy ? parts.host : address), \(target.withArticle) address, "
+            return .refuse("\(current) leads to \(viaProxy ? parts.host : address), \(target.withArticle) address, "
                 + "and the configured URL's host is not one")
         }
-        if !headersDropped, parts.host != originHost {
+        if !headersDropped, parts.host != origin.host {
             headersDropped = true
             return .allowWithoutCustomHeaders
         }

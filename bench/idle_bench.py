@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""What fetchd costs while it has nothing to do: wake-ups per minute per thread, and memory.
+
+Starts fetchd (not under systemd, so no watchdog pings) with N http handlers that are not due
+again for hours (`min_interval = "6h"`, `heartbeat = "1h"`), waits until its first wake has
+fetched them all, then counts every thread's context switches (voluntary + involuntary, from
+/proc/PID/task/*/status) over the window: each is a wake-up of that thread. Memory is RSS, PSS
+and anonymous memory from /proc/PID/smaps_rollup at the end of the window.
+
+The handlers fetch file:// URLs (`allow_file_urls`), so they are http handlers driven by libcurl
+without a server whose own wake-ups would muddle nothing here but whose start would slow the run.
+
+    bench/idle_bench.py --fetchd .build/release/fetchd [--handlers 100] [--seconds 600] [--json OUT]
+"""
+import argparse
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def switches(pid):
+    """{tid: (name, voluntary + involuntary context switches)} for every thread of `pid`."""
+    counts = {}
+    for task in pathlib.Path(f"/proc/{pid}/task").iterdir():
+        try:
+            name = (task / "comm").read_text().strip()
+            fields = dict(line.split(":", 1) for line in (task / "status").read_text().splitlines() if ":" in line)
+            counts[task.name] = (name, int(fields["voluntary_ctxt_switches"]) + int(fields["nonvoluntary_ctxt_switches"]))
+        except (FileNotFoundError, ProcessLookupError, KeyError):
+            continue  # a thread that ended meanwhile
+    return counts
+
+
+def memory_kib(pid):
+    """RSS, PSS and anonymous memory in KiB (smaps_rollup)."""
+    fields = {}
+    for line in pathlib.Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+        name, value = line.split(":", 1)
+        fields[name.strip()] = int(value.split()[0])
+    return {"rss_kib": fields["Rss"], "pss_kib": fields["Pss"], "anonymous_kib": fields["Anonymous"]}
+
+
+def write_config(root, handlers):
+    (root / "handlers.d").mkdir(parents=True)
+    (root / "content").mkdir()
+    (root / "fetchd.toml").write_text(
+        f'cache_dir = "{root}/cache"\nstate_dir = "{root}/state"\nsocket = "{root}/control.sock"\n'
+        'heartbeat = "1h"\n')
+    lines = []
+    for index in range(handlers):
+        (root / "content" / f"h{index}.txt").write_text(f"content {index}\n")
+        lines.append(f'[[handler]]\nname = "h{index}"\nkind = "http"\nurl = "file://{root}/content/h{index}.txt"\n'
+                     'allow_file_urls = true\nmin_interval = "6h"\n')
+    (root / "handlers.d" / "idle.toml").write_text("\n".join(lines))
+    os.chmod(root / "fetchd.toml", 0o644)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fetchd", required=True)
+    parser.add_argument("--handlers", type=int, default=100)
+    parser.add_argument("--seconds", type=float, default=600)
+    parser.add_argument("--json")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="fetchd-idle-") as folder:
+        root = pathlib.Path(folder)
+        os.chmod(root, 0o755)
+        write_config(root, args.handlers)
+        environment = {key: value for key, value in os.environ.items()
+                       if key not in ("INVOCATION_ID", "NOTIFY_SOCKET", "WATCHDOG_USEC", "LISTEN_FDS")}
+        daemon = subprocess.Popen([args.fetchd, "--config", str(root / "fetchd.toml")], env=environment,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                published = sum(1 for index in range(args.handlers)
+                                if (root / "cache" / f"h{index}" / "latest").exists())
+                if published == args.handlers:
+                    break
+                time.sleep(0.2)
+            else:
+                sys.exit(f"the first wake did not publish all {args.handlers} handlers in 120 s")
+            time.sleep(5)  # the wake's tail: results recorded, plans made
+            before = switches(daemon.pid)
+            started = time.monotonic()
+            time.sleep(args.seconds)
+            after = switches(daemon.pid)
+            elapsed_minutes = (time.monotonic() - started) / 60
+            memory = memory_kib(daemon.pid)
+        finally:
+            daemon.send_signal(signal.SIGTERM)
+            daemon.wait(timeout=30)
+
+    threads = []
+    for tid, (name, count) in sorted(after.items()):
+        woke = count - before.get(tid, (name, 0))[1]
+        threads.append({"tid": int(tid), "name": name, "wakeups_per_minute": round(woke / elapsed_minutes, 2)})
+    total = sum(thread["wakeups_per_minute"] for thread in threads)
+    result = {"handlers": args.handlers, "window_seconds": args.seconds, "threads": threads,
+              "wakeups_per_minute": round(total, 2), **memory}
+    for thread in threads:
+        if thread["wakeups_per_minute"] > 0:
+            print(f"  {thread['name']:<16} tid {thread['tid']:<8} {thread['wakeups_per_minute']:8.2f} wake-ups/min")
+    print(f"idle, {args.handlers} handlers, {args.seconds:.0f} s: {total:.2f} wake-ups/min over {len(threads)} threads; "
+          f"RSS {memory['rss_kib'] / 1024:.1f} MiB, PSS {memory['pss_kib'] / 1024:.1f} MiB, "
+          f"anonymous {memory['anonymous_kib'] / 1024:.1f} MiB")
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
