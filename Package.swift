@@ -92,7 +92,7 @@ let package = Package(
             name: "FetchdDaemon",
             dependencies: [
                 "FetchdCore", "FetchdConfig", "FetchdSnapshots", "FetchdState",
-                "FetchdHandlers", "FetchdControl", "FetchdSystemd", "CurlKit", "FetchdPlanner",
+                "FetchdHandlers", "FetchdControl", "FetchdSystemd", "CurlKit", "FetchdPlanner", "CPosixShim",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -5,7 +5,9 @@
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/netlink.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "CPosixShim.h"
@@ -28,6 +30,19 @@ int fetchd_name_this_thread(const char *name) {
 
 int fetchd_pipe_cloexec(int fds[2]) {
     return pipe2(fds, O_CLOEXEC);
+}
+
+int fetchd_uevent_socket(void) {
+    int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_KOBJECT_UEVENT);
+    if (fd < 0) return -1;
+    struct sockaddr_nl address = { .nl_family = AF_NETLINK, .nl_groups = 1 };
+    if (bind(fd, (struct sockaddr *)&address, sizeof address) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
 }
 
 // Why not posix_spawn or swift-subprocess: posix_spawn cannot switch users, and swift-subprocess

@@ -10,17 +10,20 @@ import Glibc
 /// changes, has the coordinator read it again and wakes the scheduler, so a handler deferred
 /// for AC power or battery runs soon after the condition holds.
 ///
-/// inotify is best effort here: on the real `/sys/class/power_supply` most drivers change an
-/// attribute's value without any inotify event (sysfs notifies only through `sysfs_notify`,
-/// seen by poll(), not by inotify), whereas a plain folder (tests, containers) delivers them.
-/// So the coordinator also reads the supplies again on every wake, at least every heartbeat:
-/// that fallback always works, this watcher only makes it prompt where it can.
+/// On the real `/sys/class/power_supply` most drivers change an attribute's value without any
+/// inotify event (sysfs notifies only through `sysfs_notify`, seen by poll(), not by inotify);
+/// what shows there is the kernel's uevent for the supply (`PowerUevents`), which this watcher
+/// also listens to. inotify covers a plain folder (tests, containers, `power_supply_dir`
+/// elsewhere). Either wakes it; nothing is polled. The coordinator also reads the supplies again
+/// on every wake, in case both miss a change.
 final class PowerWatcher: Service, Sendable {
     private let coordinator: FetchCoordinator
     private let directory: String
     private let logger: Logger
     private let onChange: @Sendable () -> Void
     private let fd: Int32
+    /// The kernel uevent socket, when netlink is there.
+    private let uevents: Int32?
     private let queue = DispatchQueue(label: "fetchd-power-watcher")
 
     /// Watches `directory` (the configured `power_supply_dir`; a reload's new value takes effect
@@ -31,9 +34,15 @@ final class PowerWatcher: Service, Sendable {
         self.logger = logger
         self.onChange = onChange
         fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        let (socket, problem) = PowerUevents.open()
+        uevents = socket
+        if let problem { logger.info("power: no kernel uevents (\(problem)); changes show through inotify and at every wake") }
     }
 
-    deinit { if fd >= 0 { close(fd) } }
+    deinit {
+        if fd >= 0 { close(fd) }
+        if let uevents { close(uevents) }
+    }
 
     /// Runs until graceful shutdown.
     func run() async {
@@ -51,6 +60,12 @@ final class PowerWatcher: Service, Sendable {
             continuation.yield()
         }
         source.resume()
+        let kernel = uevents.map { socket in
+            let source = DispatchSource.makeReadSource(fileDescriptor: socket, queue: queue)
+            source.setEventHandler { if PowerUevents.drain(socket) { continuation.yield() } }
+            source.resume()
+            return source
+        }
         await withGracefulShutdownHandler {
             for await _ in changes {
                 if await coordinator.refreshPower() { onChange() }
@@ -59,6 +74,7 @@ final class PowerWatcher: Service, Sendable {
             continuation.finish()
         }
         source.cancel()
+        kernel?.cancel()
     }
 
     /// Watches the folder (supplies appearing and going) and each supply's attributes that

@@ -18,6 +18,10 @@ int fetchd_name_this_thread(const char *name);
 /// pipe2(2) with O_CLOEXEC: both ends closed at exec, atomically. Returns 0, or -1 with errno set.
 int fetchd_pipe_cloexec(int fds[2]);
 
+/// A non-blocking, close-on-exec netlink socket bound to the kernel's uevent broadcasts
+/// (NETLINK_KOBJECT_UEVENT, group 1), as udev listens. Returns it, or -1 with errno set.
+int fetchd_uevent_socket(void);
+
 /// Starts the program at `path` as a child, the way an exec handler's program must start, and
 /// without opening a single file descriptor in fetchd (so it cannot fail half-way for want of
 /// one): in a new session (its own process group), stdin from /dev/null, stdout and stderr to
