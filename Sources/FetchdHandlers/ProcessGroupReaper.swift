@@ -1,4 +1,3 @@
-import Dispatch
 
 #if canImport(Glibc)
 import Glibc
@@ -22,12 +21,12 @@ enum ProcessGroupReaper {
     }
 
     /// A sleep that completes even if the task is cancelled (Task.sleep would return at once).
+    /// On the deadline timer's thread, not a dispatch timer: the waits of a running program (its
+    /// exit, its output) then cost no libdispatch timer source each.
     static func sleepIgnoringCancellation(_ duration: Duration) async {
-        let nanoseconds = duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+        let deadline = ContinuousClock.now + duration
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) {
-                continuation.resume()
-            }
+            _ = DeadlineTimer.shared.schedule(at: deadline) { continuation.resume() }
         }
     }
 }

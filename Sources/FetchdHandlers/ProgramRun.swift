@@ -1,5 +1,4 @@
 import CPosixShim
-import Dispatch
 import FetchdCore
 import Synchronization
 
@@ -84,8 +83,7 @@ struct ProgramRun {
             }
         } onCancel: {
             group.signal(SIGTERM)
-            let grace = Int(killGrace.components.seconds * 1000 + killGrace.components.attoseconds / 1_000_000_000_000_000)
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(grace)) { group.signal(SIGKILL) }
+            _ = DeadlineTimer.shared.schedule(at: .now + killGrace) { group.signal(SIGKILL) }
         }
         close(readEnd)
         return group.reap()
