@@ -45,6 +45,14 @@ int fetchd_uevent_socket(void) {
     return fd;
 }
 
+long fetchd_uevent_receive(int fd, void *buffer, unsigned long length) {
+    struct sockaddr_nl sender;
+    socklen_t size = sizeof sender;
+    ssize_t count = recvfrom(fd, buffer, length, 0, (struct sockaddr *)&sender, &size);
+    if (count < 0) return -1;
+    return sender.nl_pid == 0 ? (long)count : 0;
+}
+
 // Why not posix_spawn or swift-subprocess: posix_spawn cannot switch users, and swift-subprocess
 // 1.0.2 opens descriptors of its own around the spawn (an error pipe, the child's pipes, a pidfd)
 // and stops the process (fatalError) or never sees the child exit when one of them cannot be
@@ -105,7 +113,11 @@ pid_t fetchd_spawn(const char *path, char *const argv[], char *const envp[], int
             if (procs < 0) goto failed;
             char text[24];
             int length = fetchd_pid_text(getpid(), text);
-            if (write(procs, text, (size_t)length) != length) { close(procs); goto failed; }
+            if (write(procs, text, (size_t)length) != length) {
+                if (errno == 0) errno = EIO;  // a short write sets none
+                close(procs);
+                goto failed;
+            }
             close(procs);
             child_step = FETCHD_SPAWN_STEP_OTHER;
         }

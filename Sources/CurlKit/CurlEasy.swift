@@ -56,7 +56,9 @@ final class CurlEasy {
             conditional.append("If-Range: \(validator)")
         }
         for header in request.headers + conditional { headerList = curl_slist_append(headerList, header) }
-        state.redirects = RedirectPolicy(url: request.url, viaProxy: request.proxy != nil)
+        // `proxy = ""` means none, not even the environment's (CURLOPT_PROXY "" turns it off).
+        state.redirects = RedirectPolicy(url: request.url, viaProxy: request.proxy.map { !$0.isEmpty }
+                                         ?? RedirectPolicy.environmentHasProxy)
         state.handle = handle
         if !request.headers.isEmpty {
             for header in conditional { crossHostHeaderList = curl_slist_append(crossHostHeaderList, header) }

@@ -9,7 +9,8 @@ enum CurlURL {
     static func parts(of url: String) -> (scheme: String, host: String)? {
         guard let handle = curl_url() else { return nil }
         defer { curl_url_cleanup(handle) }
-        guard curl_url_set(handle, CURLUPART_URL, url, 0) == CURLUE_OK,
+        // As libcurl parses a Location it follows: spaces allowed (it encodes them).
+        guard curl_url_set(handle, CURLUPART_URL, url, UInt32(CURLU_ALLOW_SPACE)) == CURLUE_OK,
               let scheme = part(CURLUPART_SCHEME, of: handle), let host = part(CURLUPART_HOST, of: handle) else { return nil }
         return (scheme.lowercased(), host.lowercased())
     }

@@ -18,8 +18,9 @@ import Glibc
 /// Private IPv4 networks and IPv6 unique-local addresses are one class, as are 127/8 and ::1,
 /// and 169.254/16 and fe80::/10: a dual-stack host may be reached over either family from one
 /// connection to the next. IPv4 addresses inside IPv6 ones (mapped, compatible, NAT64) count as
-/// the IPv4 address. With a proxy, the proxy makes the connections, so only addresses written in
-/// the URLs themselves (and `localhost`) can be checked; the proxy's own rules do the rest.
+/// the IPv4 address. With a proxy (configured, or from the environment), the proxy makes the
+/// connections, so the connected address is the proxy's; the hosts written in the URLs (IP
+/// literals and `localhost`) are checked as well, and names are for the proxy's own rules.
 struct RedirectPolicy {
     /// What an address is, for this policy.
     enum AddressClass: String, Equatable {
@@ -45,10 +46,13 @@ struct RedirectPolicy {
 
     /// The configured URL.
     let url: String
-    /// Whether a proxy makes the connections.
+    /// Whether a proxy may make the connections (a `proxy`, or one from the environment).
     let viaProxy: Bool
-    /// The class of the first connection, the configured URL's own; set by the first `check`.
+    /// The class of the first connection's address, the configured URL's own; set by the first
+    /// `check`. Behind a proxy, the proxy's.
     private(set) var originClass: AddressClass?
+    /// Behind a proxy: the class of the configured URL's host as written.
+    private var originHostClass: AddressClass?
     /// The configured URL's scheme (lower case) and host, parsed at the first redirect: most
     /// fetches have none, and this runs for every fetch.
     private var origin: (scheme: String, host: String)?
@@ -63,22 +67,31 @@ struct RedirectPolicy {
 
     /// Checks a connection to `address` (numeric) made for `currentURL`, the URL the request
     /// is about to be sent for (only asked for after the first connection).
+    ///
+    /// The connected address is always checked: behind a proxy it is the proxy's, the same for
+    /// every hop, unless a hop goes direct (`no_proxy`), and then it is the real one. Behind a
+    /// proxy the host written in the URL is checked too. A hop whose URL cannot be read is refused.
     mutating func check(connectedAddress address: String, currentURL: () -> String?) -> Verdict {
+        let addressClass = Self.classify(address: address)
         guard let originClass else {
-            originClass = viaProxy ? CurlURL.parts(of: url).map { Self.classify(urlHost: $0.host) } ?? .global
-                : Self.classify(address: address)
+            originClass = addressClass
+            if viaProxy { originHostClass = CurlURL.parts(of: url).map { Self.classify(urlHost: $0.host) } ?? .global }
             return .allow
         }
-        // A URL libcurl could not parse never connects; nothing to compare then.
-        guard let origin = origin ?? CurlURL.parts(of: url), let current = currentURL(),
-              let parts = CurlURL.parts(of: current) else { return .allow }
+        guard let current = currentURL(), let parts = CurlURL.parts(of: current),
+              let origin = origin ?? CurlURL.parts(of: url) else {
+            return .refuse("the redirect's URL could not be read to check it")
+        }
         self.origin = origin
         if origin.scheme == "https", parts.scheme == "http" {
             return .refuse("\(current) would drop from https to http")
         }
-        let target = viaProxy ? Self.classify(urlHost: parts.host) : Self.classify(address: address)
-        if target != .global, target != originClass {
-            return .refuse("\(current) leads to \(viaProxy ? parts.host : address), \(target.withArticle) address, "
+        if addressClass != .global, addressClass != originClass {
+            return .refuse("\(current) leads to \(address), \(addressClass.withArticle) address, "
+                + "and the configured URL's host is not one")
+        }
+        if viaProxy, case let hostClass = Self.classify(urlHost: parts.host), hostClass != .global, hostClass != originHostClass {
+            return .refuse("\(current) names \(parts.host), \(hostClass.withArticle) address, "
                 + "and the configured URL's host is not one")
         }
         if !headersDropped, parts.host != origin.host {
@@ -88,11 +101,20 @@ struct RedirectPolicy {
         return .allow
     }
 
+    /// Whether libcurl takes a proxy from the environment for requests without `proxy` (the
+    /// variables it reads; `http_proxy` only in lower case, as libcurl does).
+    static var environmentHasProxy: Bool {
+        ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"].contains {
+            guard let value = getenv($0) else { return false }
+            return value.pointee != 0
+        }
+    }
+
     /// The class of a URL's host as written: an IP literal's, loopback for `localhost`, and
     /// global for any other name (behind a proxy, fetchd never learns its address).
     static func classify(urlHost host: String) -> AddressClass {
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        let lower = bare.lowercased()
+        let lower = bare.lowercased().hasSuffix(".") ? String(bare.lowercased().dropLast()) : bare.lowercased()
         if lower == "localhost" || lower.hasSuffix(".localhost") { return .loopback }
         return bytes(of: bare).map(classify(bytes:)) ?? .global
     }

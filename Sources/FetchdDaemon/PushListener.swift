@@ -28,6 +28,10 @@ struct PushListener: Service {
         var failedTokensPerWindow = Defaults.pushFailedTokensPerWindow
         /// That window, in seconds.
         var failedTokenWindowSeconds = Defaults.pushFailedTokenWindowSeconds
+        /// Whether a loopback source is locked out for wrong tokens like any other: false, since it
+        /// is the local proxy every client comes through (tests, which connect only over
+        /// loopback, set it to check the lockout itself).
+        var lockOutLoopback = false
     }
 
     /// Where to listen (`push_listen`).
@@ -49,7 +53,8 @@ struct PushListener: Service {
         }
         let sources = PushSourceLimits(connectionsPerSource: limits.maxConnectionsPerSource,
                                        failuresPerWindow: limits.failedTokensPerWindow,
-                                       windowSeconds: limits.failedTokenWindowSeconds)
+                                       windowSeconds: limits.failedTokenWindowSeconds,
+                                       lockOutLoopback: limits.lockOutLoopback)
         let channel = HTTP1Channel.Configuration(
             additionalChannelHandlers: [PushSourceGate(limits: sources), PushConnectionGuard(readTimeout: readTimeout)],
             httpDecoderConfiguration: .init(maxHeaderFieldSize: limits.headerMaxBytes,

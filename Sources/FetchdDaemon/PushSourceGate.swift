@@ -1,8 +1,8 @@
 import NIOCore
 
 /// Closes a push listener connection at once when its source already holds its share of the
-/// listener's connections (`PushSourceLimits`), and gives the share back when it closes. The
-/// first handler of each connection, so a refused one costs no HTTP decoding.
+/// listener's connections (`PushSourceLimits`), and gives the share back when it closes. It
+/// closes a refused connection as soon as it is active, before a request is read.
 final class PushSourceGate: ChannelInboundHandler, RemovableChannelHandler {
     /// Raw bytes: the gate reads nothing, it only counts.
     typealias InboundIn = NIOAny

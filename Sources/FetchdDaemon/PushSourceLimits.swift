@@ -12,8 +12,10 @@ import Glibc
 /// after which the source is answered 429 until the window ends.
 ///
 /// A source is an IPv4 address or an IPv6 /64, the block one host usually holds (a client that
-/// rotates addresses inside its /64 is still one source). Behind a local proxy every client is
-/// the proxy: the proxy's own limits then count. The table is bounded (`trackedMax`): sources
+/// rotates addresses inside its /64 is still one source). Behind a local proxy (the way to put
+/// TLS in front) every client is the proxy, so a loopback source is never locked out for wrong
+/// tokens, which would lock every client out; its connections are still capped, and the
+/// proxy's own limits count per client. The table is bounded (`trackedMax`): sources
 /// with no connection and no failure in the current window are forgotten first.
 final class PushSourceLimits: Sendable {
     /// A client, as counted.
@@ -34,6 +36,9 @@ final class PushSourceLimits: Sendable {
                 return nil
             }
         }
+
+        /// A loopback address (127/8, or ::1's /64): a local proxy in front of the listener.
+        var isLoopback: Bool { bytes.count == 4 ? bytes[0] == 127 : bytes.allSatisfy { $0 == 0 } }
 
         /// `192.0.2.1` or `2001:db8:1:2::/64`.
         var description: String {
@@ -58,15 +63,19 @@ final class PushSourceLimits: Sendable {
     let window: Duration
     /// The most sources remembered.
     let trackedMax: Int
+    /// Whether loopback sources are locked out too (`PushListener.Limits.lockOutLoopback`).
+    let lockOutLoopback: Bool
 
     /// Limits as given (defaults: `Defaults.pushMaxConnectionsPerSource`, ...).
     init(connectionsPerSource: Int = Defaults.pushMaxConnectionsPerSource,
          failuresPerWindow: Int = Defaults.pushFailedTokensPerWindow,
-         windowSeconds: Double = Defaults.pushFailedTokenWindowSeconds, trackedMax: Int = 4096) {
+         windowSeconds: Double = Defaults.pushFailedTokenWindowSeconds, trackedMax: Int = 4096,
+         lockOutLoopback: Bool = false) {
         self.connectionsPerSource = connectionsPerSource
         self.failuresPerWindow = failuresPerWindow
         window = .milliseconds(Int64(windowSeconds * 1000))
         self.trackedMax = trackedMax
+        self.lockOutLoopback = lockOutLoopback
     }
 
     /// Counts a new connection from `source`; false when it already holds its share (close it).
@@ -90,7 +99,8 @@ final class PushSourceLimits: Sendable {
 
     /// How long `source` must wait before its next push is looked at, or nil when it need not.
     func lockedOut(_ source: Source, now: ContinuousClock.Instant = .now) -> Duration? {
-        table.withLock { table in
+        guard lockOutLoopback || !source.isLoopback else { return nil }
+        return table.withLock { table in
             guard let entry = table[source], let start = entry.windowStart, entry.failures >= failuresPerWindow else { return nil }
             let left = start + window - now
             return left > .zero ? left : nil
@@ -99,6 +109,7 @@ final class PushSourceLimits: Sendable {
 
     /// Counts a push from `source` with a wrong or missing token.
     func recordFailure(from source: Source, now: ContinuousClock.Instant = .now) {
+        guard lockOutLoopback || !source.isLoopback else { return }
         table.withLock { table in
             if table[source] == nil { makeRoom(in: &table, now: now) }
             var entry = table[source, default: Entry()]

@@ -33,6 +33,8 @@ public struct ExecHandler: FetchHandler {
     public var outputTailBytes = 2048
     /// The account the program runs as; nil: fetchd's own.
     public var user: UserAccount?
+    /// The largest output taken over from a program running as another user (`max_bytes`).
+    public var maxBytes = Defaults.maxBytes
     /// Whether the program writes a snapshot: false for commands run after a fetch (a transfer's
     /// `on_complete`), which get no `FETCHD_OUTPUT` and succeed by exiting 0.
     public var writesSnapshot = true
@@ -119,7 +121,7 @@ public struct ExecHandler: FetchHandler {
     /// why the file was refused, if it was.
     private func takeOutput(_ context: FetchContext) -> String? {
         guard let written = context.userOutputPath, let user else { return nil }
-        switch UserOutput.take(from: written, to: context.outputPath, user: user) {
+        switch UserOutput.take(from: written, to: context.outputPath, user: user, maxBytes: maxBytes) {
         case .nothing: return nil
         case .copied(let digest):
             context.reportContentDigest(digest)

@@ -31,6 +31,7 @@ public enum HandlerFactory {
         var handler = ExecHandler(command: command ?? config.command ?? ["/bin/false"], environment: config.environment,
                                   killGrace: .milliseconds(Int64(daemon.killGraceSeconds * 1000)))
         handler.user = config.user
+        handler.maxBytes = config.maxBytes
         return handler
     }
 

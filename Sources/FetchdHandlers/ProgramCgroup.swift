@@ -8,7 +8,9 @@ import Glibc
 /// A control group (cgroup v2) of one exec handler's program, under fetchd's own, so that the
 /// whole program ends with it: a child that leaves the program's session (`setsid`, a
 /// double fork) leaves its process group but never its cgroup, and `cgroup.kill` ends every
-/// process in it at once.
+/// process in it at once, in sub-groups it made too. What it does not stop: a program running as
+/// fetchd's own user may write its pid into fetchd's group (it owns it, as fetchd does) and so
+/// step out on purpose; one running as another user (`user =`) cannot.
 ///
 /// Used where fetchd's group is its own to divide: started by systemd (`INVOCATION_ID`) in a
 /// group it may write, which `Delegate=yes` in the shipped units gives it. Elsewhere (a shell, a
@@ -65,7 +67,7 @@ public final class ProgramCgroup: Sendable {
         while Self.isPopulated(path), ContinuousClock.now < deadline {
             await ProcessGroupReaper.sleepIgnoringCancellation(.milliseconds(5))
         }
-        rmdir(path)
+        Self.remove(path)
     }
 
     /// Ends and removes the groups a previous fetchd left (it was killed mid-fetch).
@@ -75,8 +77,21 @@ public final class ProgramCgroup: Sendable {
         for name in names where name.hasPrefix(namePrefix) {
             kill("\(base)/\(name)")
             for _ in 0..<100 where isPopulated("\(base)/\(name)") { usleep(10_000) }
-            rmdir("\(base)/\(name)")
+            remove("\(base)/\(name)")
         }
+    }
+
+    /// Removes an emptied group and the sub-groups a program made in it, deepest first (a
+    /// cgroup with children cannot be removed). A group still holding a process stays, for
+    /// `removeLeftovers` at the next start.
+    private static func remove(_ path: String) {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        for entry in entries {
+            var info = stat()
+            // Only directories are sub-groups; the rest are the kernel's interface files.
+            if lstat("\(path)/\(entry)", &info) == 0, info.st_mode & S_IFMT == S_IFDIR { remove("\(path)/\(entry)") }
+        }
+        rmdir(path)
     }
 
     private static func kill(_ path: String) {

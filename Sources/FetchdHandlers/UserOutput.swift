@@ -13,7 +13,10 @@ import Glibc
 /// is never renamed, chmod'ed or chown'ed: a hard link planted there cannot get a third user's
 /// file re-owned or its set-id bits cleared, and a descriptor the program kept open writes to
 /// the user's file, never to what fetchd publishes. Only the size seen at the check is copied, so
-/// a process still writing cannot make the copy endless. The user's name for it is removed.
+/// a process still writing cannot make the copy endless, and a file over the handler's
+/// `max_bytes` is refused before anything is copied (a sparse file of terabytes costs its user
+/// nothing; fetchd writing it out as root would fill the disk past the user's quota). The user's
+/// name for it is removed.
 enum UserOutput {
     /// What `take` did.
     enum Taken: Equatable {
@@ -30,7 +33,7 @@ enum UserOutput {
 
     /// Copies the file at `written` (the user's) to `output` (created here, fetchd's, 0644) after
     /// checking that it is a regular file with a single link owned by `user`; removes `written`.
-    static func take(from written: String, to output: String, user: UserAccount) -> Taken {
+    static func take(from written: String, to output: String, user: UserAccount, maxBytes: Int) -> Taken {
         // O_NONBLOCK: a FIFO planted there must not block the open (it fails the check below).
         let source = open(written, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
         guard source >= 0 else {
@@ -56,6 +59,9 @@ enum UserOutput {
         }
         guard info.st_uid == user.uid else {
             return .refused("FETCHD_OUTPUT belongs to uid \(info.st_uid), not to \(user.name) (uid \(user.uid))")
+        }
+        guard Int(info.st_size) <= maxBytes else {
+            return .refused("FETCHD_OUTPUT is \(info.st_size) bytes, over max_bytes (\(maxBytes))")
         }
         return copy(source, bytes: Int(info.st_size), to: output)
     }

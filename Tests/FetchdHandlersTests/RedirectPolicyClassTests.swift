@@ -22,6 +22,7 @@ struct RedirectPolicyClassTests {
     @Test func urlHostsAreClassedAsWrittenBehindAProxy() {
         #expect(RedirectPolicy.classify(urlHost: "localhost") == .loopback)
         #expect(RedirectPolicy.classify(urlHost: "api.localhost") == .loopback)
+        #expect(RedirectPolicy.classify(urlHost: "LocalHost.") == .loopback)
         #expect(RedirectPolicy.classify(urlHost: "[::1]") == .loopback)
         #expect(RedirectPolicy.classify(urlHost: "10.0.0.1") == .privateNetwork)
         #expect(RedirectPolicy.classify(urlHost: "example.org") == .global)
@@ -29,7 +30,7 @@ struct RedirectPolicyClassTests {
 
     @Test func theFirstConnectionSetsTheClassLaterOnesAreChecked() {
         var policy = RedirectPolicy(url: "http://Example.org/feed", viaProxy: false)
-        #expect(policy.check(connectedAddress: "93.184.216.34") { nil } == .allow)
+        #expect(policy.check(connectedAddress: "93.184.216.34") { nil } == .allow, "the first connection sets the class")
         #expect(policy.check(connectedAddress: "93.184.216.34") { "http://example.org/next" } == .allow)
         #expect(policy.check(connectedAddress: "10.0.0.5") { "http://intranet/x" }
                 == .refuse("http://intranet/x leads to 10.0.0.5, a private address, and the configured URL's host is not one"))
@@ -46,6 +47,10 @@ struct RedirectPolicyClassTests {
         #expect(proxied.check(connectedAddress: "127.0.0.1") { nil } == .allow, "the proxy's own address is not the origin's")
         #expect(proxied.check(connectedAddress: "127.0.0.1") { "http://example.org/2" } == .allow)
         #expect(proxied.check(connectedAddress: "127.0.0.1") { "http://169.254.169.254/latest" }
-                == .refuse("http://169.254.169.254/latest leads to 169.254.169.254, a link-local address, and the configured URL's host is not one"))
+                == .refuse("http://169.254.169.254/latest names 169.254.169.254, a link-local address, and the configured URL's host is not one"))
+        // A hop that goes direct (no_proxy) shows its real address.
+        #expect(proxied.check(connectedAddress: "10.0.0.5") { "http://intranet/" }
+                == .refuse("http://intranet/ leads to 10.0.0.5, a private address, and the configured URL's host is not one"))
+        #expect(proxied.check(connectedAddress: "127.0.0.1") { nil } == .refuse("the redirect's URL could not be read to check it"))
     }
 }

@@ -22,6 +22,10 @@ int fetchd_pipe_cloexec(int fds[2]);
 /// (NETLINK_KOBJECT_UEVENT, group 1), as udev listens. Returns it, or -1 with errno set.
 int fetchd_uevent_socket(void);
 
+/// Receives one datagram from a uevent socket into `buffer`: its length; 0 for one not sent by
+/// the kernel (dropped: anyone may send to the socket); -1 with errno set (EAGAIN: none left).
+long fetchd_uevent_receive(int fd, void *buffer, unsigned long length);
+
 /// Starts the program at `path` as a child, the way an exec handler's program must start, and
 /// without opening a single file descriptor in fetchd (so it cannot fail half-way for want of
 /// one): in a new session (its own process group), stdin from /dev/null, stdout and stderr to
