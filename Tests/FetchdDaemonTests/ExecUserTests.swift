@@ -133,6 +133,24 @@ struct ExecUserTests {
         #expect(try String(contentsOfFile: content, encoding: .utf8) == "good", "the lingering process changed the published file")
     }
 
+    /// A sparse file of a terabyte costs its user nothing; fetchd, as root, does not write it out:
+    /// over `max_bytes` it is refused before anything is copied.
+    @Test func anOutputOverMaxBytesIsRefusedBeforeTheCopy() async throws {
+        let daemon = try daemon("""
+            [[handler]]
+            name = "sparse"
+            kind = "exec"
+            user = "nobody"
+            max_bytes = 4096
+            command = ["/bin/sh", "-c", "truncate -s 1T \\"$FETCHD_OUTPUT\\""]
+            """)
+        defer { daemon.directory.remove() }
+        _ = try await once(daemon)
+        let (outcome, reason) = try #require(try lastResult(daemon, "sparse"))
+        #expect(outcome == "failed")
+        #expect(reason == "FETCHD_OUTPUT is 1099511627776 bytes, over max_bytes (4096)", "\(reason ?? "")")
+    }
+
     /// fetchd not running as root cannot hand a folder to another user: the fetch fails saying so.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs setpriv (util-linux)"))
     func withoutRootTheFetchFailsSayingWhy() async throws {
