@@ -80,15 +80,18 @@ extension StateStore {
     public func admitPush(of handler: String, data: String?, at now: Date, limit: PushLimit,
                           owner: String) throws -> PushAdmission {
         try pool.write { db in
+            let previous = try Self.pendingPush(of: handler, in: db)
+            // `received_at` tells a pending push from the one that replaced it (`finishPush`), to
+            // the millisecond it is stored with: two pushes within one get distinct times.
+            let received = previous.map { max(now, $0.receivedAt.addingTimeInterval(0.001)) } ?? now
             if let earliest = try Self.nextRoom(of: handler, at: now, limit: limit, in: db) {
-                let previous = try Self.pendingPush(of: handler, in: db)
-                let pending = PendingPush(handler: handler, dueAt: earliest, data: data, receivedAt: now,
+                let pending = PendingPush(handler: handler, dueAt: earliest, data: data, receivedAt: received,
                                           pushes: (previous?.owner == nil ? previous?.pushes ?? 0 : 0) + 1)
                 try Self.save(pending, in: db)
                 return .deferred(pending)
             }
             try Self.count(handler, at: now, in: db)
-            let immediate = PendingPush(handler: handler, dueAt: now, data: data, receivedAt: now, pushes: 1, owner: owner)
+            let immediate = PendingPush(handler: handler, dueAt: now, data: data, receivedAt: received, pushes: 1, owner: owner)
             try Self.save(immediate, in: db)
             return .now(immediate)
         }

@@ -122,6 +122,22 @@ struct PushStateTests {
         #expect(try reopened.pendingPushes().isEmpty)
     }
 
+    /// Two pushes admitted within one millisecond (the precision `received_at` is stored with)
+    /// stay apart: finishing the first's fetch does not drop the second.
+    @Test func twoPushesInOneMillisecondAreToldApart() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try StateStore(path: directory.file("state.sqlite"))
+        let ten = PushLimit(count: 10, windowSeconds: 60)
+        guard case .now(let first) = try store.admitPush(of: "news", data: "1", at: at(0), limit: ten, owner: "test"),
+              case .now(let second) = try store.admitPush(of: "news", data: "2", at: at(0.0002), limit: ten, owner: "test") else {
+            Issue.record("both within the limit"); return
+        }
+        #expect(second.receivedAt > first.receivedAt)
+        try store.finishPush(first)
+        #expect(try store.pendingPushes().map(\.data) == ["2"])
+    }
+
     @Test func pushLimitsParseLikeBudgets() {
         #expect(PushLimit.parse("6/hour") == PushLimit(count: 6, windowSeconds: 3600))
         #expect(PushLimit.parse("2/minute") == PushLimit(count: 2, windowSeconds: 60))
