@@ -102,13 +102,13 @@ struct RedirectPolicy {
     }
 
     /// Whether libcurl takes a proxy from the environment for requests without `proxy` (the
-    /// variables it reads; `http_proxy` only in lower case, as libcurl does).
-    static var environmentHasProxy: Bool {
+    /// variables it reads; `http_proxy` only in lower case, as libcurl does). Read once: the
+    /// environment is fetchd's own and does not change while it runs.
+    static let environmentHasProxy: Bool =
         ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"].contains {
             guard let value = getenv($0) else { return false }
             return value.pointee != 0
         }
-    }
 
     /// The class of a URL's host as written: an IP literal's, loopback for `localhost`, and
     /// global for any other name (behind a proxy, fetchd never learns its address).

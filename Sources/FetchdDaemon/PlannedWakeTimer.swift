@@ -132,12 +132,13 @@ final class PlannedWakeTimer: Service, Sendable {
         case failed(BusError)
     }
 
+    /// The D-Bus errors that say the template is not installed.
+    static let missingErrors: Set<String> = ["org.freedesktop.systemd1.NoSuchUnit", "org.freedesktop.systemd1.LoadFailed"]
     /// The D-Bus errors after which asking again will not help: the caller may not start units,
     /// or no such unit can be loaded.
-    static let finalErrors: Set<String> = [
+    static let finalErrors = missingErrors.union([
         "org.freedesktop.DBus.Error.AccessDenied", "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired",
-        "org.freedesktop.systemd1.NoSuchUnit", "org.freedesktop.systemd1.LoadFailed",
-    ]
+    ])
 
     /// One attempt to hold the wanted plan. Plans less than a second ahead (or past, or none) are
     /// left to the internal timer, and a plan within a second of the held one is not sent again.
@@ -185,9 +186,7 @@ final class PlannedWakeTimer: Service, Sendable {
     }
 
     /// Whether `error` says the template is not installed (rather than that this caller may not start it).
-    static func isMissing(_ error: BusError) -> Bool {
-        ["org.freedesktop.systemd1.NoSuchUnit", "org.freedesktop.systemd1.LoadFailed"].contains(error.name ?? "")
-    }
+    static func isMissing(_ error: BusError) -> Bool { error.name.map(missingErrors.contains) ?? false }
 
     /// Records the timer systemd holds and tells the scheduler when that changed.
     private func setHeld(_ date: Date?) {
