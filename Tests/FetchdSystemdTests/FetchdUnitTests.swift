@@ -42,15 +42,6 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUnitTests {
         command = ["/bin/sh", "-c", "date +%s%N > \\"$FETCHD_OUTPUT\\""]
         """
 
-    /// A program whose child leaves its session (`setsid`) and sleeps; the child's pid is the snapshot.
-    static let escape = """
-        [[handler]]
-        name = "escape"
-        kind = "exec"
-        command = ["/bin/sh", "-c", "setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! > \\"$FETCHD_OUTPUT\\""]
-        min_interval = "1h"
-        """
-
     // Waits (`eventually`) are generous, 20 to 30 s: they end as soon as what they wait for
     // holds, and on a loaded machine a namespace's systemd, fetchd's start and its first wake
     // took over 10 s (the status-line wait below failed so once, with two busy loops beside it).
@@ -234,9 +225,7 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUnitTests {
         let reader = try await namespace.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
                                               "cat", "/var/cache/fetchd/probe/latest/content"])
         #expect(reader.status == 0 && reader.stdout.hasPrefix("fetchd"), "\(reader)")
-        let pid = try await namespace.property("MainPID", of: "fetchd.service")
-        let user = try await namespace.run(["ps", "-o", "user=", "-p", pid]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(user == "fetchd")
+        #expect(try await Self.mainUser(namespace) == "fetchd")
         // Unprivileged, fetchd may not create its planned timer (no polkit here): it says so once
         // and keeps to its internal timer.
         var notes: [String] = []
@@ -270,9 +259,7 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUnitTests {
         })
         #expect(FileManager.default.fileExists(atPath: content), "\(results)")
         #expect((try? String(contentsOfFile: content, encoding: .utf8)) == "65534\n", "\(results)")
-        let pid = try await namespace.property("MainPID", of: "fetchd.service")
-        let user = try await namespace.run(["ps", "-o", "user=", "-p", pid]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(user == "root")
+        #expect(try await Self.mainUser(namespace) == "root")
     }
 
     /// A program whose child leaves its session (`setsid`) and sleeps: under the shipped unit
@@ -286,12 +273,8 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUnitTests {
         let content = namespace.hostDirectory(for: "/var/cache/fetchd") + "/escape/latest/content"
         #expect(await waitUntil(timeoutSeconds: 20) { FileManager.default.fileExists(atPath: content) })
         let pid = try String(contentsOfFile: content, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(Int(pid) != nil, "\(pid)")
-        var alive = ""
-        #expect(try await eventually(timeoutSeconds: 5) {
-            alive = try await namespace.run(["ps", "-o", "pid=,stat=,cmd=", "-p", pid]).stdout
-            return alive.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
-        }, "the child that left its session is still there: \(alive)")
+        let left = try await Self.leftOf(namespace, pid: pid)
+        #expect(left.isEmpty, "the child that left its session is still there: \(left)")
         let notes = try await namespace.journalMessages(unit: "fetchd.service", outputOnly: true)
         #expect(!notes.contains { $0.contains("programs run in process groups only") }, "\(notes)")
         // Its control group is gone too: only fetchd's own is left.

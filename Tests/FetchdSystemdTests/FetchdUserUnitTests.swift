@@ -78,11 +78,8 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUserUnitTests {
         #expect(escape.status == 0, "\(escape)")
         let pid = try await namespace.run(["cat", Self.home + "/.cache/fetchd/escape/latest/content"]).stdout
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        var alive = ""
-        #expect(try await eventually(timeoutSeconds: 5) {
-            alive = try await namespace.run(["ps", "-o", "pid=,cmd=", "-p", pid]).stdout
-            return Int(pid) != nil && alive.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
-        }, "pid \(pid): \(alive)")
+        let left = try await FetchdUnitTests.leftOf(namespace, pid: pid)
+        #expect(left.isEmpty, "the child that left its session is still there: \(left)")
         // The wake service, in its sandbox (a user namespace, no network), still reaches fetchd:
         // a oneshot whose fetchctl could not connect would fail the start.
         let wake = try await Self.asUser(namespace, ["systemctl", "--user", "start", "fetchd-wake.service"])
