@@ -111,6 +111,9 @@ let package = Package(
                 "FetchdDaemon", "FetchdConfig", "FetchdCore", "FetchdSnapshots", "FetchdSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                // Swift concurrency's executor (FetchdMain).
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .executableTarget(

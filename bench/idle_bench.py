@@ -105,8 +105,7 @@ def main():
     result = {"handlers": args.handlers, "window_seconds": args.seconds, "threads": threads,
               "wakeups_per_minute": round(total, 2), **memory}
     for thread in threads:
-        if thread["wakeups_per_minute"] > 0:
-            print(f"  {thread['name']:<16} tid {thread['tid']:<8} {thread['wakeups_per_minute']:8.2f} wake-ups/min")
+        print(f"  {thread['name']:<16} tid {thread['tid']:<8} {thread['wakeups_per_minute']:8.2f} wake-ups/min")
     print(f"idle, {args.handlers} handlers, {args.seconds:.0f} s: {total:.2f} wake-ups/min over {len(threads)} threads; "
           f"RSS {memory['rss_kib'] / 1024:.1f} MiB, PSS {memory['pss_kib'] / 1024:.1f} MiB, "
           f"anonymous {memory['anonymous_kib'] / 1024:.1f} MiB")

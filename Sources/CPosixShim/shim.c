@@ -4,16 +4,36 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/netlink.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include "CPosixShim.h"
 
 int fetchd_syncfs(int fd) {
     return syncfs(fd);
+}
+
+int fetchd_boottime_timer(void) {
+    return timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK);
+}
+
+int fetchd_boottime_timer_arm(int fd, long long nanoseconds) {
+    if (nanoseconds < 1) nanoseconds = 1;
+    struct itimerspec value = {
+        .it_interval = {0, 0},
+        .it_value = {(time_t)(nanoseconds / 1000000000LL), (long)(nanoseconds % 1000000000LL)},
+    };
+    return timerfd_settime(fd, 0, &value, NULL);
+}
+
+int fetchd_event_counter(void) {
+    return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 }
 
 int fetchd_nice_this_thread(int nice) {

@@ -1,3 +1,4 @@
+import FetchdHandlers
 import Foundation
 
 /// The reconnect bookkeeping the bus clients (`SessionWatcher`, `NetworkWatcher`,
@@ -34,7 +35,7 @@ struct BusReconnect {
         let seconds = delaySeconds
         pending = true
         group.addTask {
-            do { try await Task.sleep(for: .seconds(seconds)) } catch { return }
+            guard await DeadlineTimer.shared.sleep(for: .seconds(seconds)) else { return }
             retry()
         }
     }

@@ -148,7 +148,7 @@ private struct DebugStallService: Service {
     let after: Duration
 
     func run() async {
-        do { try await Task.sleep(for: after) } catch { return }
+        guard await DeadlineTimer.shared.sleep(for: after) else { return }
         await coordinator.debugStall()
     }
 }

@@ -1,5 +1,6 @@
 import FetchdConfig
 import FetchdControl
+import FetchdHandlers
 import FetchdSystemd
 import Logging
 import ServiceLifecycle
@@ -101,7 +102,7 @@ struct WatchdogService: Service {
             notifier.watchdog()
             // The service group waits for this service to return before stopping the others:
             // the sleep must end as soon as shutdown begins, not half a watchdog interval later.
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval / 2) }
+            _ = await cancelWhenGracefulShutdown { await DeadlineTimer.shared.sleep(for: interval / 2) }
         }
     }
 }

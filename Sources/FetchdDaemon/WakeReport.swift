@@ -90,11 +90,13 @@ public struct WakeReport: Sendable {
             .map { "\($0.0) \($0.1 / 1_000_000) ms" }.joined(separator: ", ")
     }
 
-    /// libdispatch names its threads after their root queue, cut to the kernel's 15 characters
-    /// from the front (`com.apple.root.default-qos` reads `oot.default-qos`): Swift's cooperative
-    /// pool is the default-QoS root queue; serial queues (the commit queue) run on overcommit ones.
+    /// Swift concurrency runs on NIO's singleton event loops (`NIO-SGLTN-1-#0`...; see
+    /// `FetchdMain`), or on libdispatch's default-QoS root queue where that executor is not
+    /// installed (tests). libdispatch names its threads after their root queue, cut to the
+    /// kernel's 15 characters from the front (`com.apple.root.default-qos` reads
+    /// `oot.default-qos`); serial queues (the commit queue) run on overcommit ones.
     static func readableThreadName(_ name: String) -> String {
-        if name.hasSuffix("default-qos") { return "swift-pool" }
+        if name.hasPrefix("NIO-SGLTN-") || name.hasSuffix("default-qos") { return "swift-pool" }
         if name.hasSuffix("qos.overcommit") { return "dispatch-queues" }
         return name
     }

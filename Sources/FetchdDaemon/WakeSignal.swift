@@ -1,3 +1,4 @@
+import FetchdHandlers
 import Synchronization
 
 /// Lets the scheduler's timer loop sleep until its next planned wake *or* until something
@@ -26,7 +27,7 @@ final class WakeSignal: Sendable {
     /// Returns after `duration` or at the first signal, whichever comes first (or when cancelled).
     func wait(atMost duration: Duration) async {
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { try? await Task.sleep(for: duration) }
+            group.addTask { _ = await DeadlineTimer.shared.sleep(for: duration) }
             group.addTask { await self.waitForSignal() }
             await group.next()
             group.cancelAll()

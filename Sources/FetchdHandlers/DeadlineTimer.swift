@@ -13,15 +13,22 @@ import Synchronization
 /// only when a new deadline is earlier than the time it will wake anyway, which for fetches
 /// started one after another with the same deadline length is never.
 ///
-/// The thread waits on `CLOCK_MONOTONIC` (a condition variable cannot wait on the continuous
-/// clock) for at most `maximumWaitSeconds` at a time and compares with `ContinuousClock`, so a
-/// deadline that passed while the machine was suspended fires at most that long after resume.
+/// The thread waits on the continuous clock itself (`ContinuousAlarm`), so it wakes only at a
+/// deadline or when an earlier one arrives, and a deadline that passed while the machine was
+/// suspended fires at resume. The daemon's own waits use it too (`sleep(for:)`): `Task.sleep`
+/// would start libdispatch's once-a-second pool monitor (see `FetchdMain`).
 public final class DeadlineTimer: Sendable {
-    /// The timer every `FetchRunner` uses.
+    /// The timer every `FetchRunner` and the daemon's waits use.
     public static let shared = DeadlineTimer()
 
-    /// The longest the thread waits before looking at the continuous clock again.
-    static let maximumWaitSeconds = 1.0
+    /// Without a `ContinuousAlarm` (no descriptor left when the timer was made), the thread
+    /// waits on `CLOCK_MONOTONIC` at most this long at a time, then compares with the
+    /// continuous clock: a deadline that passed while suspended fires at most this late.
+    static let fallbackMaximumWaitSeconds = 1.0
+
+    /// How much later the next live deadline must be than the one the thread is armed for,
+    /// after a cancel, for the thread to be told to re-arm (see `dropCancelledHead`).
+    static let rearmSlack = Duration.seconds(1)
 
     private struct Entry: Comparable {
         let deadline: ContinuousClock.Instant
@@ -53,6 +60,19 @@ public final class DeadlineTimer: Sendable {
             let waiting = waiting
             heap = Heap(heap.unordered.filter { waiting[$0.id] != nil })
         }
+
+        /// After a cancel: pops cancelled entries off the top, and says whether the thread is
+        /// armed for a moment that no longer matters and should look again (to sleep until the
+        /// next live deadline, or to end). Not for every cancel: fetches started together end
+        /// together, and each would wake the thread for a few milliseconds' difference; only
+        /// when the next deadline is `rearmSlack` later, e.g. once after the last fetch of a
+        /// wake, so an idle daemon does not wake at its finished fetches' deadlines.
+        mutating func dropCancelledHead() -> Bool {
+            while let first = heap.min, waiting[first.id] == nil { _ = heap.removeMin() }
+            guard let wakeAt else { return false }
+            guard let next = heap.min else { return true }
+            return next.deadline > wakeAt + DeadlineTimer.rearmSlack
+        }
     }
 
     /// What happens at a deadline: a sleeper is resumed, or an action runs on the timer's thread.
@@ -63,10 +83,16 @@ public final class DeadlineTimer: Sendable {
 
     private let state = Mutex(State())
     private let nextID = Atomic<UInt64>(0)
-    private let signal = ConditionSignal()
+    private let alarm = ContinuousAlarm()
+    private let fallbackSignal = ConditionSignal()
 
     /// Creates a timer; its thread starts with the first sleep and ends when none is left.
     public init() {}
+
+    /// Suspends for `duration` (true) or until the task is cancelled (false, at once).
+    public func sleep(for duration: Duration) async -> Bool {
+        await sleep(until: .now + duration)
+    }
 
     /// Suspends until `deadline` (true) or until the task is cancelled (false, at once).
     public func sleep(until deadline: ContinuousClock.Instant) async -> Bool {
@@ -89,6 +115,8 @@ public final class DeadlineTimer: Sendable {
     var pendingCount: Int { state.withLock { $0.waiting.count } }
     /// Deadlines in the queue, cancelled ones not yet dropped included (for tests).
     var queuedCount: Int { state.withLock { $0.heap.count } }
+    /// Whether the thread is running (for tests).
+    var threadRunning: Bool { state.withLock { $0.threadStarted } }
 
     /// Runs `action` once on the timer's thread when `deadline` has passed (at once, on this
     /// thread, when it already has), unless `cancelScheduled` comes first. Returns the id to
@@ -107,11 +135,13 @@ public final class DeadlineTimer: Sendable {
     /// action that the timer thread has taken may still be running when this returns).
     @discardableResult
     public func cancelScheduled(_ id: UInt64) -> Bool {
-        state.withLock { state in
-            guard state.waiting.removeValue(forKey: id) != nil else { return false }
+        let (cancelled, rearm) = state.withLock { state in
+            guard state.waiting.removeValue(forKey: id) != nil else { return (false, false) }
             state.compactIfMostlyCancelled()
-            return true
+            return (true, state.dropCancelledHead())
         }
+        if rearm { wakeThread() }
+        return cancelled
     }
 
     /// Queues `waiter` for `deadline`. Returns false, queueing nothing, when the deadline has
@@ -144,22 +174,28 @@ public final class DeadlineTimer: Sendable {
                 }
                 thread.start()
             } else if signalThread {
-                signal.wake()
+                wakeThread()
             }
             return true
         }
     }
 
     private func cancel(id: UInt64) {
-        let waiter: Waiter? = state.withLock { state in
+        let (waiter, rearm): (Waiter?, Bool) = state.withLock { state in
             guard let waiter = state.waiting.removeValue(forKey: id) else {
                 state.cancelledEarly.insert(id)  // not registered yet; `sleep` removes it in the end
-                return nil
+                return (nil, false)
             }
             state.compactIfMostlyCancelled()
-            return waiter
+            return (waiter, state.dropCancelledHead())
         }
+        if rearm { wakeThread() }
         if case .sleeper(let continuation) = waiter { continuation.resume(returning: false) }
+    }
+
+    /// Makes the thread look at the heap again now (or at its next wait, if it is not waiting).
+    private func wakeThread() {
+        if let alarm { alarm.wake() } else { fallbackSignal.wake() }
     }
 
     /// The thread: resumes every sleeper whose deadline passed, then waits for the next one.
@@ -167,7 +203,7 @@ public final class DeadlineTimer: Sendable {
         while true {
             let now = ContinuousClock.now
             var due: [Waiter] = []
-            let waitSeconds: Double? = state.withLock { state in
+            let wait: Duration? = state.withLock { state in
                 while let first = state.heap.min, first.deadline <= now {
                     _ = state.heap.removeMin()
                     if let waiter = state.waiting.removeValue(forKey: first.id) { due.append(waiter) }
@@ -179,9 +215,10 @@ public final class DeadlineTimer: Sendable {
                     state.threadStarted = false
                     return nil
                 }
-                let seconds = min(Self.seconds(now.duration(to: next.deadline)), Self.maximumWaitSeconds)
-                state.wakeAt = now.advanced(by: .seconds(seconds))
-                return seconds
+                var wait = now.duration(to: next.deadline)
+                if alarm == nil { wait = min(wait, .seconds(Self.fallbackMaximumWaitSeconds)) }
+                state.wakeAt = now + wait
+                return wait
             }
             for waiter in due {
                 switch waiter {
@@ -189,12 +226,13 @@ public final class DeadlineTimer: Sendable {
                 case .action(let action): action()
                 }
             }
-            guard let waitSeconds else { return }
-            signal.wait(seconds: waitSeconds)
+            guard let wait else { return }
+            if let alarm {
+                alarm.wait(for: wait)
+            } else {
+                let (seconds, attoseconds) = wait.components
+                fallbackSignal.wait(seconds: Double(seconds) + Double(attoseconds) / 1e18)
+            }
         }
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }

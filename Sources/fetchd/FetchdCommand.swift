@@ -8,9 +8,8 @@ import FetchdSystemd
 import Foundation
 import Logging
 
-/// `fetchd`: the background-fetch daemon's entry point. Parses flags, loads the configuration
-/// and hands over to `Daemon`.
-@main
+/// `fetchd`'s command line: parses flags, loads the configuration and hands over to `Daemon`
+/// (started by `FetchdMain`).
 struct FetchdCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fetchd",

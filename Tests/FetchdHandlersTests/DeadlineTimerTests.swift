@@ -1,4 +1,5 @@
 @testable import FetchdHandlers
+import FetchdTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -32,6 +33,27 @@ struct DeadlineTimerTests {
         #expect(await task.value == false)
         #expect(start.duration(to: .now) < .seconds(20))
         #expect(timer.pendingCount == 0)
+    }
+
+    @Test("when the last live deadline is cancelled the thread ends then, not at that deadline")
+    func cancellingTheLastDeadlineEndsTheThread() async {
+        let timer = DeadlineTimer()
+        let task = Task { await timer.sleep(until: .now + .seconds(50)) }
+        #expect(await eventually(timeoutSeconds: 10) { timer.threadRunning })
+        task.cancel()
+        #expect(await task.value == false)
+        #expect(await eventually(timeoutSeconds: 20) { !timer.threadRunning },
+                "the thread should not stay armed for a cancelled deadline")
+    }
+
+    @Test("a cancelled scheduled action no longer holds the thread either")
+    func cancellingTheLastActionEndsTheThread() async {
+        let timer = DeadlineTimer()
+        let id = timer.schedule(at: .now + .seconds(50)) {}
+        #expect(await eventually(timeoutSeconds: 10) { timer.threadRunning })
+        try? await Task.sleep(for: .milliseconds(50))  // the thread now waits for the 50 s one
+        #expect(timer.cancelScheduled(id))
+        #expect(await eventually(timeoutSeconds: 20) { !timer.threadRunning })
     }
 
     @Test("a task cancelled before it sleeps does not sleep")

@@ -15,6 +15,17 @@ int fetchd_name_this_thread(const char *name);
 
 #include <sys/types.h>
 
+/// A close-on-exec timerfd on CLOCK_BOOTTIME, the clock of Swift's `ContinuousClock` (it counts
+/// time suspended; a wall-clock step moves nothing). Returns it, or -1 with errno set.
+int fetchd_boottime_timer(void);
+
+/// Arms `fd` (from `fetchd_boottime_timer`) to expire once, `nanoseconds` from now (at least
+/// 1: zero would disarm it). Returns 0, or -1 with errno set.
+int fetchd_boottime_timer_arm(int fd, long long nanoseconds);
+
+/// A close-on-exec, non-blocking eventfd counter at 0. Returns it, or -1 with errno set.
+int fetchd_event_counter(void);
+
 /// pipe2(2) with O_CLOEXEC: both ends closed at exec, atomically. Returns 0, or -1 with errno set.
 int fetchd_pipe_cloexec(int fds[2]);
 
