@@ -12,7 +12,7 @@ DEBIAN_PACKAGES := libcurl4-openssl-dev libsystemd-dev libsqlite3-dev pkg-config
 # the shipped rule for the planned timers. nginx-light
 # serves HTTP/2 over TLS (HTTP2Tests) with a certificate made by openssl; iproute2 puts "remote"
 # addresses on a test network namespace's lo (RedirectPolicyTests).
-TEST_PACKAGES := systemd dbus dbus-daemon polkitd python3-dbus python3-gi procps util-linux nginx-light openssl iproute2
+TEST_PACKAGES := systemd dbus dbus-daemon polkitd python3-dbus python3-gi procps util-linux nginx-light openssl iproute2 tzdata
 RUN_DIR := $(CURDIR)/.fetchd
 BIN_DIR = $(shell $(SWIFT) build --show-bin-path)
 

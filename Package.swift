@@ -129,7 +129,8 @@ let package = Package(
         .executableTarget(name: "fetchd-fuzz", dependencies: ["FetchdConfig", "FetchdPlanner", "FetchdControl", "FetchdCore"]),
         // Shared by the test targets: temp folders, locating built binaries, waiting.
         .target(name: "FetchdTestSupport", path: "Tests/FetchdTestSupport"),
-        .testTarget(name: "FetchdConfigTests", dependencies: ["FetchdConfig", "FetchdCore"], exclude: ["Fixtures"]),
+        .testTarget(name: "FetchdConfigTests", dependencies: ["FetchdConfig", "FetchdCore", "FetchdTestSupport"],
+                    exclude: ["Fixtures"]),
         .testTarget(
             name: "FetchdSnapshotsTests",
             dependencies: ["FetchdSnapshots", "FetchdCore", "FetchdTestSupport"]

@@ -1,3 +1,4 @@
+import FetchdCore
 import Foundation
 
 /// Answer to `push` (and the push listener's 202 body): whether the push fetches now or was
@@ -22,12 +23,8 @@ public struct PushReport: Codable, Sendable, Equatable {
     }
 
     /// A push coalesced into the fetch at `fetchAt`; the time is shown on the daemon's clock.
-    public static func coalesced(handler: String, limit: String, fetchAt: Date, pushes: Int,
-                                 timeZone: TimeZone = .current) -> PushReport {
-        let formatter = DateFormatter()
-        formatter.dateFormat = "HH:mm:ss"
-        formatter.timeZone = timeZone
-        let message = "rate limited: coalesced into one fetch at \(formatter.string(from: fetchAt))"
+    public static func coalesced(handler: String, limit: String, fetchAt: Date, pushes: Int) -> PushReport {
+        let message = "rate limited: coalesced into one fetch at \(SystemTimeZone.hourMinuteSecond(fetchAt))"
             + " (\(pushes) push\(pushes == 1 ? "" : "es") waiting, push_limit \(limit); the newest data is delivered)"
         return PushReport(handler: handler, deferred: true, fetchAt: fetchAt, coalescedPushes: pushes, limit: limit,
                           message: message)

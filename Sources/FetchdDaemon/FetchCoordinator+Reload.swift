@@ -38,9 +38,7 @@ extension FetchCoordinator {
                 .map { (handler.name, max($0, now)) }
         }.min { $0.1 < $1.1 }
         if let (name, date) = upcoming {
-            let formatter = DateFormatter()
-            formatter.dateFormat = "HH:mm"
-            parts.append("next: \(name) at \(formatter.string(from: date))")
+            parts.append("next: \(name) at \(SystemTimeZone.hourMinute(date))")
         }
         if let problem = rejectedReload.first {
             parts.append("reload rejected: \(problem.file):\(problem.line ?? 0)")

@@ -22,7 +22,7 @@ extension FetchCoordinator {
     public func recordUse(_ name: String, source: HandlerConfig.UsageSource, at date: Date = Date()) -> UseOutcome {
         guard let handler = config.handler(named: name) else { return .unknownHandler }
         do {
-            try state.recordUse(of: name, at: date, utcOffsetSeconds: TimeZone.current.secondsFromGMT(for: date),
+            try state.recordUse(of: name, at: date, utcOffsetSeconds: SystemTimeZone.secondsFromGMT(at: date),
                                 source: source.rawValue)
         } catch {
             logger.error("\(name): cannot record a use in \(state.path): \(error)")
@@ -69,7 +69,7 @@ extension FetchCoordinator {
         var planner = FetchPlanner(limits: .init(
             budgetPerDay: handler.budgetPerDay, minIntervalSeconds: handler.minIntervalSeconds,
             maxStalenessSeconds: handler.maxStalenessSeconds, leadSeconds: handler.leadSeconds))
-        planner.localOffset = { TimeZone.current.secondsFromGMT(for: $0) }
+        planner.localOffset = { SystemTimeZone.secondsFromGMT(at: $0) }
         return (model, planner, attempts, uses)
     }
 

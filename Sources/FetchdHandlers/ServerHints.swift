@@ -43,12 +43,8 @@ public enum ServerHints {
         return headers["expires"].flatMap(httpDate).map { $0.timeIntervalSince(now) }
     }
 
-    /// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the only form servers must send.
+    /// An HTTP date in any of its three forms (see `HTTPDate`).
     static func httpDate(_ text: String) -> Date? {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        return formatter.date(from: text)
+        HTTPDate.parse(text)
     }
 }

@@ -1,4 +1,5 @@
-// Test-only tool. `fetchd-test-helper snapshot-writer CACHE HANDLER SEED` commits snapshots of
+// Test-only tool. `fetchd-test-helper local-time EPOCH...`: see below.
+// `fetchd-test-helper snapshot-writer CACHE HANDLER SEED` commits snapshots of
 // random size and content to CACHE in an endless loop, so a test can SIGKILL it at arbitrary
 // moments and then check that no reader could ever see a torn snapshot.
 import FetchdCore
@@ -10,6 +11,15 @@ import Glibc
 #endif
 
 let arguments = CommandLine.arguments
+// `fetchd-test-helper local-time EPOCH...`: SystemTimeZone's view of each moment, one line each
+// (`OFFSET HH:mm HH:mm:ss`), so a test can run it under another `TZ` than its own.
+if arguments.count >= 2, arguments[1] == "local-time" {
+    for epoch in arguments.dropFirst(2) {
+        let date = Date(timeIntervalSince1970: Double(epoch) ?? 0)
+        print(SystemTimeZone.secondsFromGMT(at: date), SystemTimeZone.hourMinute(date), SystemTimeZone.hourMinuteSecond(date))
+    }
+    exit(0)
+}
 guard arguments.count == 5, arguments[1] == "snapshot-writer", let seed = UInt64(arguments[4]) else {
     FileHandle.standardError.write(Data("usage: fetchd-test-helper snapshot-writer CACHE HANDLER SEED\n".utf8))
     exit(2)

@@ -1,0 +1,61 @@
+import Foundation
+import Glibc
+
+/// Reads an HTTP date (RFC 9110 section 5.6.7) without Foundation's `DateFormatter` (ICU on
+/// Linux, see `SystemTimeZone`): the IMF-fixdate servers must send
+/// (`Sun, 06 Nov 1994 08:49:37 GMT`) and the two obsolete forms recipients must still accept,
+/// RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`) and asctime (`Sun Nov  6 08:49:37 1994`).
+enum HTTPDate {
+    private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+
+    /// The date `text` names, or nil for anything else (another zone than GMT, a day the month
+    /// does not have, a field out of range). `now` decides the century of an RFC 850 year.
+    static func parse(_ text: String, now: Date = Date()) -> Date? {
+        let fields = text.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
+        let day: String, month: String, year: Int?, time: String, zone: String
+        switch fields.count {
+        case 6:  // IMF-fixdate: weekday, day, month, year, time, GMT
+            (day, month, year, time, zone) = (fields[1], fields[2], Int(fields[3]), fields[4], fields[5])
+            guard fields[3].count == 4 else { return nil }
+        case 4:  // RFC 850: weekday, day-month-yy, time, GMT
+            let parts = fields[1].split(separator: "-", omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 3, parts[2].count == 2, let yy = Int(parts[2]) else { return nil }
+            (day, month, year, time, zone) = (parts[0], parts[1], centuryOf(yy, now: now), fields[2], fields[3])
+        case 5:  // asctime: weekday, month, day, time, year (always GMT)
+            (day, month, year, time, zone) = (fields[2], fields[1], Int(fields[4]), fields[3], "GMT")
+            guard fields[4].count == 4 else { return nil }
+        default:
+            return nil
+        }
+        let clock = time.split(separator: ":", omittingEmptySubsequences: false).map { Int($0) }
+        guard zone == "GMT" || zone == "UTC", let year, (1...9999).contains(year),
+              let dayNumber = Int(day), (1...31).contains(dayNumber), day.count <= 2,
+              let monthIndex = months.firstIndex(of: month.lowercased()),
+              clock.count == 3, let hour = clock[0], let minute = clock[1], let second = clock[2],
+              (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)
+        else { return nil }
+        var parts = tm()
+        parts.tm_year = Int32(year - 1900)
+        parts.tm_mon = Int32(monthIndex)
+        parts.tm_mday = Int32(dayNumber)
+        parts.tm_hour = Int32(hour)
+        parts.tm_min = Int32(minute)
+        parts.tm_sec = Int32(min(second, 59))  // a leap second reads as the second before it
+        let seconds = timegm(&parts)
+        // timegm carries 31 Nov into 1 Dec and says so by changing the fields: refused.
+        guard parts.tm_mday == Int32(dayNumber), parts.tm_mon == Int32(monthIndex) else { return nil }
+        return Date(timeIntervalSince1970: Double(seconds))
+    }
+
+    /// RFC 9110: a two-digit year that would be more than 50 years ahead is the latest past year
+    /// with those digits.
+    private static func centuryOf(_ yy: Int, now: Date) -> Int {
+        var parts = tm()
+        var time = time_t(now.timeIntervalSince1970)
+        gmtime_r(&time, &parts)
+        let thisYear = Int(parts.tm_year) + 1900
+        var year = thisYear - thisYear % 100 + yy
+        if year > thisYear + 50 { year -= 100 }
+        return year
+    }
+}
