@@ -92,15 +92,25 @@ let package = Package(
             name: "FetchdDaemon",
             dependencies: [
                 "FetchdCore", "FetchdConfig", "FetchdSnapshots", "FetchdState",
-                "FetchdHandlers", "FetchdControl", "FetchdSystemd", "CurlKit", "FetchdPlanner", "CPosixShim",
+                "FetchdHandlers", "FetchdControl", "FetchdSystemd", "CurlKit", "FetchdPlanner", "FetchdPush", "CPosixShim",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                // The push listener: HTTP/1.1 from a maintained server library, not a hand-written parser.
+            ]
+        ),
+        // The push listener (`push_listen`): the only module that speaks HTTP as a server.
+        .target(
+            name: "FetchdPush",
+            dependencies: [
+                "FetchdCore", "FetchdConfig", "FetchdControl",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // HTTP/1.1 from a maintained server library, not a hand-written parser.
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
             ]
@@ -143,9 +153,18 @@ let package = Package(
         .testTarget(name: "FetchdPlannerTests", dependencies: ["FetchdPlanner", "FetchdCore"], resources: [.copy("Traces")]),
         .testTarget(name: "FetchdStateTests", dependencies: ["FetchdState", "FetchdCore", "FetchdTestSupport"]),
         .testTarget(
+            name: "FetchdPushTests",
+            dependencies: [
+                "FetchdPush", "FetchdControl", "FetchdConfig", "FetchdCore", "FetchdTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .testTarget(
             name: "FetchdDaemonTests",
             dependencies: [
-                "FetchdDaemon", "FetchdControl", "FetchdConfig", "FetchdCore", "FetchdPlanner", "FetchdState",
+                "FetchdDaemon", "FetchdControl", "FetchdConfig", "FetchdCore", "FetchdPlanner", "FetchdPush", "FetchdState",
                 "FetchdSystemd", "FetchdTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -53,6 +53,11 @@ public struct DigitText {
         append(Int(fraction), width: 3)
     }
 
+    /// Appends ASCII text, e.g. a name.
+    public mutating func appendASCII(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+    }
+
     /// Appends one ASCII character, e.g. a separator.
     public mutating func append(_ character: Unicode.Scalar) {
         bytes.append(UInt8(ascii: character))

@@ -2,6 +2,7 @@ import FetchdConfig
 import FetchdControl
 import FetchdCore
 import FetchdHandlers
+import FetchdPush
 import FetchdSnapshots
 import FetchdState
 import FetchdSystemd
@@ -105,7 +106,7 @@ public struct Daemon {
         }
         if let address = config.daemon.pushListen {
             let intake = PushIntake(coordinator: coordinator, scheduler: scheduler)
-            services.append(.init(service: PushListener(address: address, intake: intake, logger: logger)))
+            services.append(.init(service: PushListener(address: address, sink: intake, logger: logger)))
         }
         let readWatcher = ReadWatcher(coordinator: coordinator, cacheDirectory: config.daemon.cacheDirectory, logger: logger,
                                       onUse: { scheduler.wake() })

@@ -1,10 +1,11 @@
 import FetchdControl
 import FetchdCore
+import FetchdPush
 
 /// The one way a push enters the daemon, from the control socket (`fetchctl push`) or the push
 /// listener: the data is checked, the handler's `push_limit` applied, and a push within the
 /// limit is queued to the scheduler as a fetch with trigger `push`.
-struct PushIntake: Sendable {
+struct PushIntake: PushSink {
     /// Applies the limits and keeps the deferred pushes.
     let coordinator: FetchCoordinator
     /// Runs the fetches of pushes within the limit.
@@ -12,7 +13,7 @@ struct PushIntake: Sendable {
 
     /// Takes a push of `name` carrying `data` (empty: none); the report says whether it fetches
     /// now or was coalesced into the handler's deferred fetch, and when that runs.
-    func push(_ name: String, data: [UInt8]) async throws(FetchCoordinator.PushRefusal) -> PushReport {
+    func push(_ name: String, data: [UInt8]) async throws(PushRefusal) -> PushReport {
         let text: String?
         do { text = try PushData.validate(data) } catch { throw .badData(error) }
         // Checked before the push is counted. Once admitted the push is on disk until its fetch is
@@ -25,5 +26,15 @@ struct PushIntake: Sendable {
             scheduler.replan()  // the deferred fetch may be due before the next planned wake
         }
         return admitted.report
+    }
+
+    /// `name`'s push token, nil when it has none or is not loaded.
+    func pushToken(of name: String) async -> String? {
+        (await coordinator.pushToken(of: name)).flatMap { $0 }
+    }
+
+    /// Kept for `fetchctl status`.
+    func listenerAddressChanged(_ address: String?) async {
+        await coordinator.setPushListenerAddress(address)
     }
 }

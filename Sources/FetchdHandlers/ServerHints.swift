@@ -1,3 +1,4 @@
+import FetchdCore
 import Foundation
 
 /// Reads how long a server asks to be left alone: `Retry-After` on 429 and 503, and

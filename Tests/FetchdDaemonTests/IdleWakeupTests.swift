@@ -30,7 +30,9 @@ struct IdleWakeupTests {
             min_interval = "6h"
             deadline = "2s"
             """]
-        let daemon = try DaemonProcess(handlers: handlers.joined(separator: "\n\n"), heartbeat: "1h")
+        // With the push listener on: an HTTP server that waits for requests must wait quietly too.
+        let daemon = try DaemonProcess(handlers: handlers.joined(separator: "\n\n"), heartbeat: "1h",
+                                       extraMain: "push_listen = \"127.0.0.1:0\"")
         try await daemon.start()
         defer { daemon.stopAndReadLog() }
         let state = try StateStore(path: daemon.directory.file("state/state.sqlite"))

@@ -95,7 +95,7 @@ struct PushTests {
         let directory = try TemporaryDirectory("push")
         defer { directory.remove() }
         let coordinator = try TestConfig.coordinator(in: directory, handlers: Self.handlers)
-        await #expect(throws: FetchCoordinator.PushRefusal.unknownHandler("nope")) {
+        await #expect(throws: PushRefusal.unknownHandler("nope")) {
             try await coordinator.admitPush("nope", data: nil)
         }
     }

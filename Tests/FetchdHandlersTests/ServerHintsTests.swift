@@ -1,4 +1,5 @@
-@testable import FetchdHandlers
+import FetchdCore
+import FetchdHandlers
 import Foundation
 import Testing
 
@@ -43,6 +44,16 @@ struct ServerHintsTests {
             #expect(HTTPDate.parse(text, now: now) == nil, "\(text)")
         }
         #expect(HTTPDate.parse("Thu, 29 Feb 2024 23:59:60 GMT") == Date(timeIntervalSince1970: 1_709_251_199))
+    }
+
+    @Test func httpDatesWritten() {
+        #expect(HTTPDate.text(Date(timeIntervalSince1970: 784_111_777.9)) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDate.text(Date(timeIntervalSince1970: 0)) == "Thu, 01 Jan 1970 00:00:00 GMT")
+        // Every day of a leap year reads back as itself.
+        for day in 0..<366 {
+            let date = Date(timeIntervalSince1970: 1_704_067_200 + Double(day) * 86_400 + 45_296)
+            #expect(HTTPDate.parse(HTTPDate.text(date)) == date, "\(HTTPDate.text(date))")
+        }
     }
 
     @Test func delaysAreCapped() {

@@ -1,51 +1,65 @@
 import FetchdConfig
 import FetchdCore
+import Foundation
 import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOHTTP1
+import NIOPosix
 import ServiceLifecycle
 
 /// The optional push listener (`push_listen`): HTTP/1.1 for servers that want to wake this
 /// machine's handlers, `POST /push/NAME` with a bearer token (see `PushResponder`). A
-/// Hummingbird application, so the parsing, keep-alive and graceful shutdown are a maintained
+/// Hummingbird server, so the parsing, keep-alive and graceful shutdown are a maintained
 /// library's; fetchd adds the limits: headers, body, time per request, connections, and per
 /// source address its connections and failed tokens (`PushSourceLimits`).
-struct PushListener: Service {
+public struct PushListener: Service {
     /// What one client may cost the listener.
-    struct Limits: Sendable {
+    public struct Limits: Sendable {
         /// The most bytes of request line and headers.
-        var headerMaxBytes = Defaults.pushHeaderMaxBytes
+        public var headerMaxBytes = Defaults.pushHeaderMaxBytes
         /// The largest body (the push data).
-        var dataMaxBytes = Defaults.pushDataMaxBytes
+        public var dataMaxBytes = Defaults.pushDataMaxBytes
         /// How long a whole request may take to arrive, in seconds.
-        var readTimeoutSeconds = Defaults.pushReadTimeoutSeconds
+        public var readTimeoutSeconds = Defaults.pushReadTimeoutSeconds
         /// Connections served at once.
-        var maxConnections = Defaults.pushMaxConnections
+        public var maxConnections = Defaults.pushMaxConnections
         /// Connections one source address (IPv6: /64) may hold at once.
-        var maxConnectionsPerSource = Defaults.pushMaxConnectionsPerSource
+        public var maxConnectionsPerSource = Defaults.pushMaxConnectionsPerSource
         /// Pushes with a wrong or missing token one source may send per window before a 429.
-        var failedTokensPerWindow = Defaults.pushFailedTokensPerWindow
+        public var failedTokensPerWindow = Defaults.pushFailedTokensPerWindow
         /// That window, in seconds.
-        var failedTokenWindowSeconds = Defaults.pushFailedTokenWindowSeconds
+        public var failedTokenWindowSeconds = Defaults.pushFailedTokenWindowSeconds
         /// Whether a loopback source is locked out for wrong tokens like any other: false, since it
         /// is the local proxy every client comes through (tests, which connect only over
         /// loopback, set it to check the lockout itself).
-        var lockOutLoopback = false
+        public var lockOutLoopback = false
+
+        /// The defaults (`Defaults.push*`).
+        public init() {}
     }
 
     /// Where to listen (`push_listen`).
     let address: ListenAddress
-    /// Where accepted pushes go.
-    let intake: PushIntake
+    /// Where tokens come from and authorised pushes go.
+    let sink: any PushSink
     /// The daemon's logger.
     let logger: Logger
     /// What one client may cost.
-    var limits = Limits()
+    var limits: Limits
+
+    /// A listener on `address` for `sink`, within `limits`.
+    public init(address: ListenAddress, sink: any PushSink, logger: Logger, limits: Limits = Limits()) {
+        self.address = address
+        self.sink = sink
+        self.logger = logger
+        self.limits = limits
+    }
 
     /// Listens until graceful shutdown; the bound address is shown by `fetchctl status`.
-    func run() async throws {
-        let coordinator = intake.coordinator
+    public func run() async throws {
+        let sink = self.sink
         let logger = self.logger
         let readTimeout = TimeAmount.milliseconds(Int64(limits.readTimeoutSeconds * 1000))
         if !address.isLoopback {
@@ -61,20 +75,35 @@ struct PushListener: Service {
                                             maxHeaderListSize: limits.headerMaxBytes, maxHeaderFieldCount: 100))
         var quietLogger = logger
         quietLogger.logLevel = max(logger.logLevel, .notice)  // no per-request lines from the library
-        let application = Application(
-            responder: PushResponder(intake: intake, coordinator: coordinator, dataMaxBytes: limits.dataMaxBytes,
-                                     sources: sources, logger: logger),
-            server: .http1(configuration: channel),
+        let responder = PushResponder(sink: sink, dataMaxBytes: limits.dataMaxBytes, sources: sources, logger: logger)
+        // HummingbirdCore's server, not Hummingbird's `Application`: the application adds a
+        // service that refreshes its cached `Date` header every second, a wake-up a second for
+        // a listener that mostly waits. The date is made per response instead (`HTTPDate`).
+        let server = try HTTPServerBuilder.http1(configuration: channel).buildServer(
             configuration: .init(address: .hostname(address.host, port: address.port), serverName: nil,
                                  availableConnectionsDelegate: MaximumAvailableConnections(limits.maxConnections)),
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+            logger: quietLogger,
+            responder: { [quietLogger] request, writer, channel in
+                let context = PushRequestContext(source: .init(channel: channel, logger: quietLogger))
+                var response: Response
+                do {
+                    response = try await responder.respond(to: request, context: context)
+                } catch let error as HTTPParserError {
+                    throw error  // the channel answers it and closes
+                } catch {
+                    response = Response(status: .internalServerError)
+                }
+                response.headers[.date] = HTTPDate.text(Date())
+                try await writer.write(response: response.head, body: response.body)
+            },
             onServerRunning: { channel in
                 let bound = channel.localAddress.flatMap { $0.port }.map { ListenAddress(host: address.host, port: $0) }
                 let shown = (bound ?? address).description
-                await coordinator.setPushListenerAddress(shown)
+                await sink.listenerAddressChanged(shown)
                 logger.notice("push listener on http://\(shown)/push/NAME")
-            },
-            logger: quietLogger)
-        try await application.run()
-        await coordinator.setPushListenerAddress(nil)
+            })
+        try await server.run()
+        await sink.listenerAddressChanged(nil)
     }
 }

@@ -21,10 +21,8 @@ import Synchronization
 struct PushResponder: HTTPResponder {
     typealias Context = PushRequestContext
 
-    /// Where accepted pushes go.
-    let intake: PushIntake
-    /// Where the handlers' tokens are looked up (per request, so a reload's tokens count at once).
-    let coordinator: FetchCoordinator
+    /// Where the handlers' tokens are looked up and accepted pushes go.
+    let sink: any PushSink
     /// The largest body (push data) read.
     let dataMaxBytes: Int
     /// Failed tokens per source address.
@@ -40,7 +38,7 @@ struct PushResponder: HTTPResponder {
     /// The path prefix of push requests; the handler's name follows.
     static let pathPrefix = "/push/"
 
-    /// Routes, checks the token and size, and hands the push to the intake.
+    /// Routes, checks the token and size, and hands the push to the sink.
     func respond(to request: Request, context: Context) async throws -> Response {
         let path = request.uri.path
         guard path.hasPrefix(Self.pathPrefix), !path.dropFirst(Self.pathPrefix.count).contains("/") else {
@@ -59,7 +57,7 @@ struct PushResponder: HTTPResponder {
         }
         // No such handler, or one without a token (it takes no pushes from the network): answered
         // as a wrong token is, after the same comparison, so neither the status nor the time tells.
-        let expected = (await coordinator.pushToken(of: name)).flatMap { $0 }
+        let expected = await sink.pushToken(of: name)
         let presented = Self.bearerToken(request.headers[.authorization])
         guard let expected, let presented, Self.tokensMatch(presented, expected) else {
             _ = Self.tokensMatch(presented ?? "", expected ?? String(repeating: " ", count: Defaults.pushTokenMinLength))
@@ -82,7 +80,7 @@ struct PushResponder: HTTPResponder {
             return Self.refusal(.contentTooLarge, tooLarge)
         }
         do {
-            let report = try await intake.push(name, data: Array(buffer: body))
+            let report = try await sink.push(name, data: Array(buffer: body))
             return Self.json(.accepted, report, close: false)
         } catch {
             switch error {

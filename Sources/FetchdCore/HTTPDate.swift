@@ -1,16 +1,39 @@
 import Foundation
 import Glibc
 
-/// Reads an HTTP date (RFC 9110 section 5.6.7) without Foundation's `DateFormatter` (ICU on
-/// Linux, see `SystemTimeZone`): the IMF-fixdate servers must send
+/// Writes and reads HTTP dates (RFC 9110 section 5.6.7) without Foundation's `DateFormatter`
+/// (ICU on Linux, see `SystemTimeZone`). Written: the IMF-fixdate. Read: the IMF-fixdate servers
+/// must send
 /// (`Sun, 06 Nov 1994 08:49:37 GMT`) and the two obsolete forms recipients must still accept,
 /// RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`) and asctime (`Sun Nov  6 08:49:37 1994`).
-enum HTTPDate {
+public enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+    private static let monthNames = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    private static let weekdayNames = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+
+    /// `date` as an IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT` (to the second, rounded down).
+    public static func text(_ date: Date) -> String {
+        var time = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        var text = DigitText(capacity: 29)
+        text.appendASCII(weekdayNames[Int(parts.tm_wday)] + ", ")
+        text.append(Int(parts.tm_mday), width: 2)
+        text.appendASCII(" " + monthNames[Int(parts.tm_mon)] + " ")
+        text.append(Int(parts.tm_year) + 1900, width: 4)
+        text.append(" ")
+        text.append(Int(parts.tm_hour), width: 2)
+        text.append(":")
+        text.append(Int(parts.tm_min), width: 2)
+        text.append(":")
+        text.append(Int(parts.tm_sec), width: 2)
+        text.appendASCII(" GMT")
+        return text.text
+    }
 
     /// The date `text` names, or nil for anything else (another zone than GMT, a day the month
     /// does not have, a field out of range). `now` decides the century of an RFC 850 year.
-    static func parse(_ text: String, now: Date = Date()) -> Date? {
+    public static func parse(_ text: String, now: Date = Date()) -> Date? {
         let fields = text.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
         let day: String, month: String, year: Int?, time: String, zone: String
         switch fields.count {
