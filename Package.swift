@@ -139,8 +139,16 @@ let package = Package(
         .executableTarget(name: "fetchd-fuzz", dependencies: ["FetchdConfig", "FetchdPlanner", "FetchdControl", "FetchdCore"]),
         // Shared by the test targets: temp folders, locating built binaries, waiting.
         .target(name: "FetchdTestSupport", path: "Tests/FetchdTestSupport"),
-        .testTarget(name: "FetchdConfigTests", dependencies: ["FetchdConfig", "FetchdCore", "FetchdTestSupport"],
-                    exclude: ["Fixtures"]),
+        .testTarget(name: "FetchdCoreTests", dependencies: ["FetchdCore", "FetchdTestSupport"]),
+        .testTarget(name: "FetchdConfigTests", dependencies: ["FetchdConfig", "FetchdCore"], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "FetchdControlTests",
+            dependencies: [
+                "FetchdControl", "FetchdCore", "FetchdTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .testTarget(
             name: "FetchdSnapshotsTests",
             dependencies: ["FetchdSnapshots", "FetchdCore", "FetchdTestSupport"]

@@ -93,44 +93,12 @@ final class DaemonProcess {
 
     /// `fetchctl(_:)` without blocking a thread of the shared pool while it runs.
     func fetchctlWithoutBlocking(_ arguments: [String]) async throws -> (status: Int32, output: String) {
-        try await Self.runWithoutBlocking(TestBinaries.path(of: "fetchctl"), arguments + ["--socket", socketPath])
-    }
-
-    /// `run(_:_:)` without blocking a thread of the shared pool: waits for the program by polling.
-    static func runWithoutBlocking(_ program: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
-        let outputFile = NSTemporaryDirectory() + "/fetchd-run-\(UUID().uuidString).out"
-        _ = FileManager.default.createFile(atPath: outputFile, contents: nil)
-        defer { try? FileManager.default.removeItem(atPath: outputFile) }
-        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputFile))
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: program)
-        child.arguments = arguments
-        child.standardOutput = output
-        child.standardError = output
-        try child.run()
-        try output.close()
-        _ = await waitUntil(timeoutSeconds: 300) { !child.isRunning }
-        child.waitUntilExit()
-        return (child.terminationStatus, try String(contentsOfFile: outputFile, encoding: .utf8))
+        try await ChildProcess.runWithoutBlocking(TestBinaries.path(of: "fetchctl"), arguments + ["--socket", socketPath])
     }
 
     /// Runs `fetchctl` with the daemon's socket; returns exit status and stdout+stderr.
     func fetchctl(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        try Self.run(TestBinaries.path(of: "fetchctl"), arguments + ["--socket", socketPath])
-    }
-
-    /// Runs a program to completion and returns its exit status and combined output.
-    static func run(_ program: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: program)
-        child.arguments = arguments
-        let pipe = Pipe()
-        child.standardOutput = pipe
-        child.standardError = pipe
-        try child.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        child.waitUntilExit()
-        return (child.terminationStatus, output)
+        try ChildProcess.run(TestBinaries.path(of: "fetchctl"), arguments + ["--socket", socketPath])
     }
 
     deinit {

@@ -74,7 +74,7 @@ struct EndToEndTests {
 
         // A one-shot run on the running daemon's cache is refused, naming the daemon (opening the
         // cache would clear the staging folder of the daemon's fetches), and the daemon goes on.
-        let concurrent = try await DaemonProcess.runWithoutBlocking(TestBinaries.path(of: "fetchd"), ["--config", daemon.configPath, "--once"])
+        let concurrent = try await ChildProcess.runWithoutBlocking(TestBinaries.path(of: "fetchd"), ["--config", daemon.configPath, "--once"])
         #expect(concurrent.status == 75, "\(concurrent.output)")  // EX_TEMPFAIL
         let refusal = "cannot start: another fetchd (pid \(daemon.process.processIdentifier)) is using the cache"
         #expect(concurrent.output.components(separatedBy: refusal).count == 2, "said once: \(concurrent.output)")
@@ -85,13 +85,13 @@ struct EndToEndTests {
         #expect(stopped.status == 0, "\(stopped.log)")
         #expect(stopped.log.contains("broken name!"), "the invalid handler was not logged")
         // Restart (as a one-shot run): nothing recorded before the stop is lost.
-        let rerun = try DaemonProcess.run(TestBinaries.path(of: "fetchd"), ["--config", daemon.configPath, "--once"])
+        let rerun = try ChildProcess.run(TestBinaries.path(of: "fetchd"), ["--config", daemon.configPath, "--once"])
         #expect(rerun.status == 0, "\(rerun.output)")
         let state = try StateStore(path: daemon.directory.file("state/state.sqlite"))
         #expect(try state.integrityCheck())
         #expect(try state.history(of: "local-file").count == 2)
         #expect(try state.history(of: "clock").count == 1, "min_interval = 1h must stop a second fetch on restart")
-        let check = try DaemonProcess.run(TestBinaries.path(of: "fetchctl"), ["check-config", daemon.configPath])
+        let check = try ChildProcess.run(TestBinaries.path(of: "fetchctl"), ["check-config", daemon.configPath])
         #expect(check.status == 1 && check.output.contains("test.toml:16"), "\(check.output)")
     }
 
@@ -99,18 +99,18 @@ struct EndToEndTests {
         let directory = try TemporaryDirectory("e2e-bad")
         defer { directory.remove() }
         let main = try directory.write("max_concurrent = \"four\"\n", to: "fetchd.toml")
-        let check = try DaemonProcess.run(TestBinaries.path(of: "fetchd"), ["--check-config", "--config", main])
+        let check = try ChildProcess.run(TestBinaries.path(of: "fetchd"), ["--check-config", "--config", main])
         #expect(check.status == 1)
         #expect(check.output.contains("fetchd.toml:1: key \"max_concurrent\": expected an integer"), "\(check.output)")
-        let start = try DaemonProcess.run(TestBinaries.path(of: "fetchd"), ["--config", main])
+        let start = try ChildProcess.run(TestBinaries.path(of: "fetchd"), ["--config", main])
         #expect(start.status == 78, "a bad main file must stop start-up (EX_CONFIG)")
         #expect(start.output.contains("cannot start"))
-        let missing = try DaemonProcess.run(TestBinaries.path(of: "fetchd"), ["--config", directory.file("nope.toml")])
+        let missing = try ChildProcess.run(TestBinaries.path(of: "fetchd"), ["--config", directory.file("nope.toml")])
         #expect(missing.status == 78 && missing.output.contains("does not exist"), "\(missing.output)")
     }
 
     @Test func fetchctlExplainsAMissingDaemon() throws {
-        let result = try DaemonProcess.run(TestBinaries.path(of: "fetchctl"), ["status", "--socket", "/nonexistent/fetchd.sock"])
+        let result = try ChildProcess.run(TestBinaries.path(of: "fetchctl"), ["status", "--socket", "/nonexistent/fetchd.sock"])
         #expect(result.status == 1)
         #expect(result.output.contains("fetchd is not running"), "\(result.output)")
     }
@@ -192,18 +192,18 @@ struct EndToEndTests {
         // The hour of the use is the darkest cell of its day's row.
         #expect(lines.contains { $0.contains("██") }, "\(usage.output)")
         // The simulator replays the uses recorded here, with the handler's own limits.
-        let simulated = try DaemonProcess.run(TestBinaries.path(of: "fetchctl"), [
+        let simulated = try ChildProcess.run(TestBinaries.path(of: "fetchctl"), [
             "simulate", "--from-state", "--config", daemon.configPath, "--handler", "news", "--json"])
         #expect(simulated.status == 0 && simulated.output.contains("\"uses\" : 1"), "\(simulated.output)")
-        let missing = try DaemonProcess.run(TestBinaries.path(of: "fetchctl"), ["simulate", "--from-state"])
+        let missing = try ChildProcess.run(TestBinaries.path(of: "fetchctl"), ["simulate", "--from-state"])
         #expect(missing.status == 1 && missing.output.contains("--from-state needs --handler NAME"), "\(missing.output)")
         // Each policy the bench compares runs; an unknown one is named with the known ones.
         for policy in ["learned", "time-of-day", "profile"] {
-            let run = try DaemonProcess.run(TestBinaries.path(of: "fetchctl"), [
+            let run = try ChildProcess.run(TestBinaries.path(of: "fetchctl"), [
                 "simulate", "--from-state", "--config", daemon.configPath, "--handler", "news", "--policy", policy])
             #expect(run.status == 0, "\(policy): \(run.output)")
         }
-        let unknownPolicy = try DaemonProcess.run(TestBinaries.path(of: "fetchctl"), [
+        let unknownPolicy = try ChildProcess.run(TestBinaries.path(of: "fetchctl"), [
             "simulate", "--from-state", "--config", daemon.configPath, "--handler", "news", "--policy", "oracle"])
         #expect(unknownPolicy.status == 1 && unknownPolicy.output.contains("--policy \"oracle\" is not a policy; expected one of learned, time-of-day, profile"),
                 "\(unknownPolicy.output)")
@@ -250,7 +250,7 @@ struct EndToEndTests {
             kind = "exec"
             command = ["/bin/sh", "-c", "ulimit -n > \\"$FETCHD_OUTPUT\\""]
             """)
-        let result = try await DaemonProcess.runWithoutBlocking(
+        let result = try await ChildProcess.runWithoutBlocking(
             "/usr/bin/prlimit", ["--nofile=1000:", TestBinaries.path(of: "fetchd"), "--config", daemon.configPath, "--once", "--log-level", "debug"])
         #expect(result.status == 0, "\(result.output)")
         #expect(try String(contentsOfFile: daemon.cachePath + "/limit/latest/content", encoding: .utf8) == "1000\n")
@@ -264,7 +264,7 @@ struct EndToEndTests {
             kind = "exec"
             command = ["/bin/sh", "-c", "echo once > \\"$FETCHD_OUTPUT\\""]
             """)
-        let result = try DaemonProcess.run(TestBinaries.path(of: "fetchd"), ["--config", daemon.configPath, "--once"])
+        let result = try ChildProcess.run(TestBinaries.path(of: "fetchd"), ["--config", daemon.configPath, "--once"])
         #expect(result.status == 0, "\(result.output)")
         #expect(try String(contentsOfFile: daemon.cachePath + "/one/latest/content", encoding: .utf8) == "once\n")
     }

@@ -23,7 +23,7 @@ struct ExecUserTests {
 
     private func once(_ daemon: DaemonProcess, as prefix: [String] = []) async throws -> (status: Int32, output: String) {
         let command = prefix + [TestBinaries.path(of: "fetchd"), "--config", daemon.configPath, "--once"]
-        return try await DaemonProcess.runWithoutBlocking(command[0], Array(command.dropFirst()))
+        return try await ChildProcess.runWithoutBlocking(command[0], Array(command.dropFirst()))
     }
 
     private func lastResult(_ daemon: DaemonProcess, _ handler: String) throws -> (String, String?)? {
@@ -163,7 +163,7 @@ struct ExecUserTests {
             """)
         defer { daemon.directory.remove() }
         // fetchd runs as nobody here, owning its folders.
-        #expect(try await DaemonProcess.runWithoutBlocking("/bin/chown", ["-R", "65534:65534", daemon.directory.path]).status == 0)
+        #expect(try await ChildProcess.runWithoutBlocking("/bin/chown", ["-R", "65534:65534", daemon.directory.path]).status == 0)
         let result = try await once(daemon, as: ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"])
         #expect(result.status == 1, "--once exits 1 when a fetch failed: \(result.output)")
         let (outcome, reason) = try #require(try lastResult(daemon, "as-daemon"))

@@ -1,3 +1,4 @@
+import FetchdTestSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -108,7 +109,7 @@ final class PythonHTTPServer {
     /// HTTP client without FoundationNetworking).
     @discardableResult
     func get(_ path: String) throws -> String {
-        let result = try DaemonProcess.run("/usr/bin/env", ["python3", "-c",
+        let result = try ChildProcess.run("/usr/bin/env", ["python3", "-c",
             "import urllib.request, sys; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())", url(path)])
         if result.status != 0 { throw CocoaError(.fileReadUnknown) }
         return result.output

@@ -93,7 +93,7 @@ struct RedirectPolicyTests {
             for i in $(seq 100); do [ -e '\(ready)' ] && break; sleep 0.1; done
             "$@"
             """
-        let result = try await DaemonProcess.runWithoutBlocking(try #require(Self.unshare), [
+        let result = try await ChildProcess.runWithoutBlocking(try #require(Self.unshare), [
             // A PID namespace too, so the server ends with it (`--kill-child`).
             "--net", "--pid", "--fork", "--kill-child", "/bin/sh", "-c", setup, "sh", TestBinaries.path(of: "fetchd"), "--config", daemon.configPath, "--once",
         ])

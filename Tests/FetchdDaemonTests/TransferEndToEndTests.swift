@@ -20,13 +20,13 @@ struct TransferEndToEndTests {
     /// pool has two threads.)
     private func makeSource(in folder: TemporaryDirectory, name: String, mebibytes: Int) async throws -> String {
         let file = folder.file(name)
-        let result = try await DaemonProcess.runWithoutBlocking("/bin/sh", ["-c", "head -c \(mebibytes)M /dev/urandom > '\(file)'"])
+        let result = try await ChildProcess.runWithoutBlocking("/bin/sh", ["-c", "head -c \(mebibytes)M /dev/urandom > '\(file)'"])
         #expect(result.status == 0, "\(result.output)")
         return try await sha256(of: file)
     }
 
     private func sha256(of path: String) async throws -> String {
-        String(try await DaemonProcess.runWithoutBlocking("/usr/bin/sha256sum", [path]).output.prefix(64))
+        String(try await ChildProcess.runWithoutBlocking("/usr/bin/sha256sum", [path]).output.prefix(64))
     }
 
     private func size(of path: String) -> Int {

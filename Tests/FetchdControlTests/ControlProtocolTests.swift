@@ -107,7 +107,7 @@ struct ControlProtocolTests {
     }
 
     private func runAsNobody(_ command: [String]) throws -> (Int32, String) {
-        try DaemonProcess.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups"] + command)
+        try ChildProcess.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups"] + command)
     }
 
     /// Sends raw bytes and returns the raw answer line.
