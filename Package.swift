@@ -140,7 +140,8 @@ let package = Package(
         // Shared by the test targets: temp folders, locating built binaries, waiting.
         .target(name: "FetchdTestSupport", path: "Tests/FetchdTestSupport"),
         .testTarget(name: "FetchdCoreTests", dependencies: ["FetchdCore", "FetchdTestSupport"]),
-        .testTarget(name: "FetchdConfigTests", dependencies: ["FetchdConfig", "FetchdCore"], exclude: ["Fixtures"]),
+        .testTarget(name: "FetchdConfigTests", dependencies: ["FetchdConfig", "FetchdCore", "FetchdTestSupport"],
+                    exclude: ["Fixtures"]),
         .testTarget(
             name: "FetchdControlTests",
             dependencies: [

@@ -1,4 +1,5 @@
 import FetchdConfig
+import FetchdTestSupport
 import Foundation
 import Testing
 
@@ -51,7 +52,7 @@ struct BrokenFixture {
     /// own, so no drop-in folder is picked up; a handler file is checked where it is.
     func check() throws -> (path: String, diagnostics: [ConfigDiagnostic]) {
         guard isMainFile else { return (path, ConfigLoader.check(path: path)) }
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
         let copy = try folder.write(String(contentsOfFile: path, encoding: .utf8), to: "fetchd.toml")
         return (copy, ConfigLoader.check(path: copy))

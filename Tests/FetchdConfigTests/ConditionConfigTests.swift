@@ -1,12 +1,13 @@
 import FetchdConfig
 import FetchdCore
+import FetchdTestSupport
 import Foundation
 import Testing
 
 /// The condition keys: `network`, `power` and `battery_min` on handlers; `power_supply_dir` and
 /// `network_metered` in the main file.
 struct ConditionConfigTests {
-    private func load(in folder: TemporaryFolder, main: String = "", _ extra: String) throws -> LoadedConfig {
+    private func load(in folder: TemporaryDirectory, main: String = "", _ extra: String) throws -> LoadedConfig {
         let mainFile = try folder.write(main, to: "fetchd.toml")
         try folder.write("""
             [[handler]]
@@ -19,7 +20,7 @@ struct ConditionConfigTests {
     }
 
     @Test func defaultsWaitForNothing() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
         let loaded = try load(in: folder, "")
         let handler = try #require(loaded.handler(named: "feed"))
@@ -29,7 +30,7 @@ struct ConditionConfigTests {
     }
 
     @Test func everyConditionIsRead() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
         let loaded = try load(in: folder, main: "power_supply_dir = \"/tmp/ps\"\nnetwork_metered = true\n",
                               "network = \"unmetered\"\npower = \"ac\"\nbattery_min = 30")
@@ -40,7 +41,7 @@ struct ConditionConfigTests {
     }
 
     @Test func aBadConditionKeepsTheHandlerOutWithItsLine() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
         let loaded = try load(in: folder, "power = \"AC\"")
         #expect(loaded.handler(named: "feed") == nil)

@@ -1,5 +1,6 @@
 import FetchdConfig
 import FetchdCore
+import FetchdTestSupport
 import Foundation
 import Testing
 
@@ -38,10 +39,10 @@ struct ConfigLoaderTests {
 
     /// Every key of a valid handler file is read, durations in seconds, defaults where unset.
     @Test func validHandlerFileLoadsEveryField() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
         let file = try folder.write(Self.completeHandlerFile, to: "handlers.d/10-all.toml")
-        let loaded = try ConfigLoader.load(mainFile: folder.path("fetchd.toml"), requireMainFile: false)
+        let loaded = try ConfigLoader.load(mainFile: folder.file("fetchd.toml"), requireMainFile: false)
         #expect(loaded.diagnostics.isEmpty, "\(loaded.diagnostics)")
         #expect(loaded.handlers.map(\.name) == ["news", "local-feed", "backup.index"])
         #expect(ConfigLoader.check(path: file).isEmpty)
@@ -85,7 +86,7 @@ struct ConfigLoaderTests {
 
     /// A handler without `deadline` takes the main file's `default_deadline`.
     @Test func defaultDeadlineComesFromMainFile() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
         let main = try folder.write("default_deadline = \"12s\"\n", to: "fetchd.toml")
         try folder.write(Self.completeHandlerFile, to: "handlers.d/10-all.toml")
@@ -98,7 +99,7 @@ struct ConfigLoaderTests {
 
     /// A broken handler is dropped and reported; the valid handler beside it still loads.
     @Test func invalidHandlerDoesNotStopValidNeighbour() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
         let file = try folder.write("""
             [[handler]]
@@ -113,7 +114,7 @@ struct ConfigLoaderTests {
             url = "https://example.com/good"
 
             """, to: "handlers.d/news.toml")
-        let loaded = try ConfigLoader.load(mainFile: folder.path("fetchd.toml"), requireMainFile: false)
+        let loaded = try ConfigLoader.load(mainFile: folder.file("fetchd.toml"), requireMainFile: false)
         #expect(loaded.handlers.map(\.name) == ["good"])
         #expect(loaded.diagnostics.count == 1)
         let diagnostic = try #require(loaded.diagnostics.first)
@@ -127,7 +128,7 @@ struct ConfigLoaderTests {
     /// A name defined in two files: the first (in file-name order) wins, the second is reported
     /// at its own file and line and points back at the first.
     @Test func duplicateNamesAcrossFilesKeepTheFirst() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
         let first = try folder.write("""
             [[handler]]
@@ -144,7 +145,7 @@ struct ConfigLoaderTests {
             command = ["/usr/bin/fetch-news"]
 
             """, to: "handlers.d/20-second.toml")
-        let loaded = try ConfigLoader.load(mainFile: folder.path("fetchd.toml"), requireMainFile: false)
+        let loaded = try ConfigLoader.load(mainFile: folder.file("fetchd.toml"), requireMainFile: false)
         #expect(loaded.handlers.count == 1)
         #expect(loaded.handler(named: "news")?.kind == .http)
         #expect(loaded.handler(named: "news")?.sourceFile == first)
@@ -159,30 +160,30 @@ struct ConfigLoaderTests {
 
     /// Without a main file, and when one is not required, every default applies.
     @Test func missingOptionalMainFileGivesDefaults() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
-        let loaded = try ConfigLoader.load(mainFile: folder.path("fetchd.toml"), requireMainFile: false)
+        let loaded = try ConfigLoader.load(mainFile: folder.file("fetchd.toml"), requireMainFile: false)
         #expect(loaded.mainFile == nil)
         #expect(loaded.daemon == DaemonConfig())
         #expect(loaded.daemon.maxConcurrent == Defaults.maxConcurrent)
         #expect(loaded.daemon.socketPath == Defaults.runtimeDirectory + "/" + Defaults.socketFileName)
         #expect(loaded.handlers.isEmpty)
         #expect(loaded.diagnostics.isEmpty)
-        #expect(loaded.handlersDirectory == folder.path("handlers.d"))
+        #expect(loaded.handlersDirectory == folder.file("handlers.d"))
     }
 
     /// An explicitly named main file that does not exist is an error naming the file.
     @Test func missingRequiredMainFileThrows() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
-        let main = folder.path("fetchd.toml")
+        let main = folder.file("fetchd.toml")
         let error = #expect(throws: ConfigLoadError.self) { try ConfigLoader.load(mainFile: main) }
         #expect(error?.description.contains("\(main): the file does not exist") == true)
     }
 
     /// A main file TOML cannot parse stops loading; the error names the file and the parser's line.
     @Test func unparseableMainFileThrowsWithFileAndLine() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
         let main = try folder.write("""
             cache_dir = "/var/cache/fetchd"
@@ -198,7 +199,7 @@ struct ConfigLoaderTests {
 
     /// A main file that parses but is invalid also stops loading, locating every problem.
     @Test func invalidMainFileThrowsEveryProblem() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
         let main = try folder.write("max_concurrent = 0\nheartbeat = \"often\"\n", to: "fetchd.toml")
         let error = try #require(#expect(throws: ConfigLoadError.self) { try ConfigLoader.load(mainFile: main) })
@@ -211,18 +212,18 @@ struct ConfigLoaderTests {
     /// A relative `handlers_dir` is taken from the main file's folder, not the working directory;
     /// an absolute one is used as written.
     @Test func handlersDirectoryResolution() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
         let handler = "[[handler]]\nname = \"news\"\nkind = \"http\"\nurl = \"https://example.com/\"\n"
         try folder.write(handler, to: "conf/drop-ins/news.toml")
         let relative = try folder.write("handlers_dir = \"drop-ins\"\n", to: "conf/fetchd.toml")
         let loaded = try ConfigLoader.load(mainFile: relative)
-        #expect(loaded.handlersDirectory == folder.path("conf/drop-ins"))
+        #expect(loaded.handlersDirectory == folder.file("conf/drop-ins"))
         #expect(loaded.handlers.map(\.name) == ["news"])
 
-        let absolute = try folder.write("handlers_dir = \"\(folder.path("conf/drop-ins"))\"\n", to: "other/fetchd.toml")
+        let absolute = try folder.write("handlers_dir = \"\(folder.file("conf/drop-ins"))\"\n", to: "other/fetchd.toml")
         let loadedAbsolute = try ConfigLoader.load(mainFile: absolute)
-        #expect(loadedAbsolute.handlersDirectory == folder.path("conf/drop-ins"))
+        #expect(loadedAbsolute.handlersDirectory == folder.file("conf/drop-ins"))
         #expect(loadedAbsolute.handlers.map(\.name) == ["news"])
     }
 
@@ -233,7 +234,7 @@ struct ConfigLoaderTests {
 
     /// Only `*.toml` files that are not hidden are read from the drop-in folder, in name order.
     @Test func dropInSelectionAndOrder() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
         try folder.write(Self.handlerTable("b"), to: "handlers.d/20-b.toml")
         try folder.write(Self.handlerTable("a"), to: "handlers.d/10-a.toml")
@@ -248,7 +249,7 @@ struct ConfigLoaderTests {
 
     /// `[[handler]]` tables in the main file are accepted and come before the drop-ins.
     @Test func mainFileHandlersComeFirst() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
         try folder.write(Self.handlerTable("a"), to: "handlers.d/10-a.toml")
         let main = try folder.write("max_concurrent = 2\n\n" + Self.handlerTable("inline"), to: "fetchd.toml")
@@ -262,7 +263,7 @@ struct ConfigLoaderTests {
     /// A top-level key in a drop-in is reported as not belonging in a handler file, at its line,
     /// and the file's handlers still load.
     @Test func strayKeyInDropInIsReported() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
         let file = try folder.write("""
             deadline = "30s"
@@ -272,7 +273,7 @@ struct ConfigLoaderTests {
             url = "https://example.com/news.xml"
 
             """, to: "handlers.d/news.toml")
-        let loaded = try ConfigLoader.load(mainFile: folder.path("fetchd.toml"), requireMainFile: false)
+        let loaded = try ConfigLoader.load(mainFile: folder.file("fetchd.toml"), requireMainFile: false)
         #expect(loaded.handlers.map(\.name) == ["news"])
         #expect(loaded.diagnostics == [ConfigDiagnostic(
             file: file, line: 1, key: "deadline",
@@ -282,7 +283,7 @@ struct ConfigLoaderTests {
     /// An unknown kind is reported once, for `kind`, without complaints that only apply to
     /// the kind the loader falls back to.
     @Test func unknownKindIsReportedAlone() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
         let file = try folder.write("""
             [[handler]]

@@ -1,4 +1,5 @@
 @testable import FetchdConfig
+import FetchdTestSupport
 import Foundation
 import Testing
 
@@ -12,14 +13,14 @@ import Glibc
 @Suite("ConfigTrust")
 struct ConfigTrustTests {
     /// A main file and one handler file in a fresh folder.
-    static func setUp() throws -> (folder: TemporaryFolder, main: String, handler: String) {
-        let folder = try TemporaryFolder()
+    static func setUp() throws -> (folder: TemporaryDirectory, main: String, handler: String) {
+        let folder = try TemporaryDirectory("fetchd-config-tests")
         let main = try folder.write("heartbeat = \"15m\"\n", to: "fetchd.toml")
         let handler = try folder.write("[[handler]]\nname = \"a\"\nkind = \"exec\"\ncommand = [\"/bin/true\"]\n",
                                        to: "handlers.d/a.toml")
         chmod(main, 0o644)
         chmod(handler, 0o644)
-        chmod(folder.path("handlers.d"), 0o755)
+        chmod(folder.file("handlers.d"), 0o755)
         return (folder, main, handler)
     }
 
@@ -56,8 +57,8 @@ struct ConfigTrustTests {
     @Test func aHandlerFolderEveryUserCanWriteIsRejected() throws {
         let (folder, main, _) = try Self.setUp()
         defer { folder.remove() }
-        chmod(folder.path("handlers.d"), 0o777)
-        #expect(Self.rejection(main).first?.file == folder.path("handlers.d"))
+        chmod(folder.file("handlers.d"), 0o777)
+        #expect(Self.rejection(main).first?.file == folder.file("handlers.d"))
     }
 
     @Test func underRootGroupWritableOrAnotherOwnerIsRejected() throws {

@@ -1,11 +1,12 @@
 import FetchdConfig
 import FetchdCore
+import FetchdTestSupport
 import Foundation
 import Testing
 
 /// The push keys: `push_limit` and `push_token_file` on handlers, `push_listen` in the main file.
 struct PushConfigTests {
-    private func handler(in folder: TemporaryFolder, _ extra: String) throws -> (HandlerConfig?, [ConfigDiagnostic]) {
+    private func handler(in folder: TemporaryDirectory, _ extra: String) throws -> (HandlerConfig?, [ConfigDiagnostic]) {
         let main = try folder.write("", to: "fetchd.toml")
         try folder.write("""
             [[handler]]
@@ -18,14 +19,14 @@ struct PushConfigTests {
         return (loaded.handler(named: "feed"), loaded.diagnostics)
     }
 
-    private func tokenFile(in folder: TemporaryFolder, _ text: String, mode: mode_t) throws -> String {
+    private func tokenFile(in folder: TemporaryDirectory, _ text: String, mode: mode_t) throws -> String {
         let path = try folder.write(text, to: "feed.token")
         #expect(chmod(path, mode) == 0)
         return path
     }
 
     @Test func defaultsAndAValidTokenFile() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
         let (plain, _) = try handler(in: folder, "")
         #expect(plain?.pushLimit == .standard && plain?.pushToken == nil)
@@ -38,7 +39,7 @@ struct PushConfigTests {
     }
 
     @Test func aTokenFileOthersCanReadOrAShortTokenIsRefusedWithItsLine() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
         for (mode, text, expected) in [
             (mode_t(0o640), String(repeating: "b", count: 32), "has mode 0640: group or others may read or write it"),
@@ -56,10 +57,10 @@ struct PushConfigTests {
     }
 
     @Test func aTokenFileBehindASymlinkOrOwnedBySomeoneElseIsRefused() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
         let real = try tokenFile(in: folder, String(repeating: "e", count: 32), mode: 0o600)
-        let link = folder.path("link.token")
+        let link = folder.file("link.token")
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: real)
         var (loaded, problems) = try handler(in: folder, "push_token_file = \"\(link)\"")
         #expect(loaded == nil && problems.first?.message.contains("a symbolic link") == true, "\(problems)")
@@ -74,7 +75,7 @@ struct PushConfigTests {
     /// `fetchctl simulate --config` loads schedules only: a token file it may not read (it runs as
     /// a user, the file is the daemon's) must not make the handler invalid there.
     @Test func aLoadWithoutSecretsNamesTheTokenFileButDoesNotReadIt() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
         let path = try tokenFile(in: folder, String(repeating: "b", count: 32), mode: 0o640)
         let main = try folder.write("", to: "fetchd.toml")
@@ -104,7 +105,7 @@ struct PushConfigTests {
     }
 
     @Test func pushListenIsReadFromTheMainFile() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
         let main = try folder.write("push_listen = \"127.0.0.1:8617\"\n", to: "fetchd.toml")
         #expect(try ConfigLoader.load(mainFile: main).daemon.pushListen == ListenAddress(host: "127.0.0.1", port: 8617))

@@ -1,5 +1,6 @@
 @testable import FetchdConfig
 import FetchdCore
+import FetchdTestSupport
 import Foundation
 import RegexBuilder
 import Testing
@@ -35,7 +36,7 @@ struct ShippedConfigTests {
             #expect(found.count <= 1, "config/fetchd.toml documents \"\(key)\" \(found.count) times")
             uncommented += found.prefix(1).map { String($0.drop { $0 == "#" || $0 == " " }) }
         }
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
         let main = try folder.write(uncommented.joined(separator: "\n") + "\n", to: "fetchd.toml")
         let loaded: LoadedConfig

@@ -1,5 +1,6 @@
 import FetchdConfig
 import FetchdCore
+import FetchdTestSupport
 import Foundation
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 /// and `on_complete`; `transfer_max_active` and `transfer_max_bytes_per_second` in the main file.
 /// (Refusals are in the broken corpus, fixtures 66 to 72.)
 struct TransferConfigTests {
-    private func load(in folder: TemporaryFolder, main: String = "", _ extra: String) throws -> LoadedConfig {
+    private func load(in folder: TemporaryDirectory, main: String = "", _ extra: String) throws -> LoadedConfig {
         let mainFile = try folder.write(main, to: "fetchd.toml")
         try folder.write("""
             [[handler]]
@@ -20,7 +21,7 @@ struct TransferConfigTests {
     }
 
     @Test func transfersHaveTheirOwnDefaults() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
         let loaded = try load(in: folder, "")
         #expect(loaded.diagnostics.isEmpty, "\(loaded.diagnostics)")
@@ -34,7 +35,7 @@ struct TransferConfigTests {
     }
 
     @Test func everyKeyIsRead() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
         let digest = String(repeating: "AB", count: 32)
         let loaded = try load(in: folder, main: "transfer_max_active = 3\ntransfer_max_bytes_per_second = 5000000", """

@@ -1,4 +1,5 @@
 import FetchdConfig
+import FetchdTestSupport
 import Foundation
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 struct UsageConfigTests {
     /// Every source is accepted, repeats are dropped, and the order is kept.
     @Test func everyUsageSourceIsAccepted() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
         try folder.write("""
             [[handler]]
@@ -22,7 +23,7 @@ struct UsageConfigTests {
             command = ["/usr/bin/fetch-plain"]
 
             """, to: "handlers.d/news.toml")
-        let loaded = try ConfigLoader.load(mainFile: folder.path("fetchd.toml"), requireMainFile: false)
+        let loaded = try ConfigLoader.load(mainFile: folder.file("fetchd.toml"), requireMainFile: false)
         #expect(loaded.diagnostics.isEmpty, "\(loaded.diagnostics)")
         let news = try #require(loaded.handler(named: "news"))
         #expect(news.usage == [.session, .reads, .explicit])
