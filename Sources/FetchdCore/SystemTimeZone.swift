@@ -1,14 +1,16 @@
 import Foundation
 import Glibc
 
-/// The system's local time zone as the C library knows it (`TZ`, else /etc/localtime, read
-/// once), for the few local times the daemon needs: the UTC offset a use is recorded with and
-/// the planner plans in, and the `HH:mm` of the status line.
+/// The system's local time zone as the C library knows it (`TZ`, else /etc/localtime), for the
+/// few local times the daemon needs: the UTC offset a use is recorded with and the planner plans
+/// in, and the `HH:mm` of the status line. The C library reads the zone at the first call and
+/// again whenever any code in the process calls `tzset`, `localtime` or `mktime` and
+/// /etc/localtime has changed, so a `timedatectl set-timezone` may be seen before a restart;
+/// a restart always sees it.
 ///
 /// Why not Foundation's `TimeZone.current` or a `DateFormatter`: on Linux both are backed by
 /// ICU, whose zone and calendar data the first use pages in (1 MiB of an idle daemon's resident
-/// memory) and whose formatter cost a status line more than the rest of it. Both read the zone
-/// once per process, as this does.
+/// memory) and whose formatter cost a status line more than the rest of it.
 public enum SystemTimeZone {
     /// Seconds east of UTC at `date`, daylight saving time included
     /// (`TimeZone.current.secondsFromGMT(for:)`).

@@ -115,7 +115,8 @@ public struct SchedulerService: Service {
                 // Never spin: even when something is overdue, wait a moment before the next look.
                 // Measured from the wall-clock reading the plan was made with: a step of the clock
                 // between two readings would become a sleep of its size (an hour back, an hour
-                // asleep, the heartbeat skipped); the sleep itself runs on the monotonic clock.
+                // asleep, the heartbeat skipped); the sleep itself runs on the continuous clock
+                // (`DeadlineTimer`: CLOCK_BOOTTIME, which counts a suspend).
                 let seconds = max(0.5, next.timeIntervalSince(now))
                 let started = ContinuousClock.now
                 await replanSignal.wait(atMost: .milliseconds(Int64(seconds * 1000)))

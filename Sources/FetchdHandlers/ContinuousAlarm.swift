@@ -39,21 +39,31 @@ final class ContinuousAlarm: Sendable {
         _ = write(event, &one, MemoryLayout<UInt64>.size)
     }
 
-    /// Waits until `wake()` or until `duration` has passed on the continuous clock.
-    func wait(for duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        let nanoseconds = seconds > Int64.max / 1_000_000_000 ? Int64.max : seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-        guard fetchd_boottime_timer_arm(timer, nanoseconds) == 0 else {
-            // Cannot happen for a valid descriptor and value; waiting without the timer could
-            // sleep forever, so return and let the caller look at its deadlines again.
-            return
-        }
+    /// Waits until `wake()` or until `deadline` has passed (measured when the timer is armed, so
+    /// whatever the caller did before does not make the wait late).
+    func wait(until deadline: ContinuousClock.Instant) {
+        let nanoseconds = Self.nanoseconds(ContinuousClock.now.duration(to: deadline))
         var descriptors = [pollfd(fd: timer, events: Int16(POLLIN), revents: 0),
                            pollfd(fd: event, events: Int16(POLLIN), revents: 0)]
+        guard fetchd_boottime_timer_arm(timer, nanoseconds) == 0 else {
+            // Cannot happen for a valid descriptor and value. Without the timer the wait could
+            // last forever, and returning at once would spin: a bounded plain wait instead.
+            _ = poll(&descriptors[1], 1, Int32(min(nanoseconds / 1_000_000, 1000)))
+            return
+        }
         while poll(&descriptors, 2, -1) < 0 && errno == EINTR {}
         var count: UInt64 = 0
         // Both are non-blocking: reading one that has not fired returns EAGAIN at once.
         _ = read(timer, &count, MemoryLayout<UInt64>.size)
         _ = read(event, &count, MemoryLayout<UInt64>.size)
+    }
+
+    /// `duration` in whole nanoseconds, at least 0 and at most `Int64.max` (a wait of 292 years).
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0 else { return 0 }
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let (total, overflowAgain) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
+        return overflow || overflowAgain ? Int64.max : total
     }
 }

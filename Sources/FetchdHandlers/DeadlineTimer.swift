@@ -44,14 +44,14 @@ public final class DeadlineTimer: Sendable {
         /// Cancelled before their continuation was registered.
         var cancelledEarly: Set<UInt64> = []
         var threadStarted = false
-        /// When the thread will look again (nil: it waits for a signal).
+        /// When the thread will look again (nil: no thread, or one that is about to end).
         var wakeAt: ContinuousClock.Instant?
 
         /// Cancelled entries stay in the heap until their deadline; drops them when they are
         /// most of it, so a daemon whose fetches all finish early does not keep them.
         mutating func compactIfMostlyCancelled() {
-            // None left: the thread ends at its next look instead of waking every second until
-            // the last cancelled deadline (every http fetch that ends in time cancels its own).
+            // None left: the entries go at once rather than at their deadlines (every http fetch
+            // that ends in time cancels its own), and `dropCancelledHead` ends the thread.
             if waiting.isEmpty {
                 heap = Heap()
                 return
@@ -228,7 +228,7 @@ public final class DeadlineTimer: Sendable {
             }
             guard let wait else { return }
             if let alarm {
-                alarm.wait(for: wait)
+                alarm.wait(until: now + wait)
             } else {
                 let (seconds, attoseconds) = wait.components
                 fallbackSignal.wait(seconds: Double(seconds) + Double(attoseconds) / 1e18)

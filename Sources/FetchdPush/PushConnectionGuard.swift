@@ -1,3 +1,5 @@
+import FetchdCore
+import Foundation
 import Hummingbird
 import NIOCore
 import NIOHTTP1
@@ -113,7 +115,9 @@ final class PushConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         deadline?.cancel()
         deadline = nil
         phase = .responding
-        let head = HTTPResponse(status: status, headerFields: [.connection: "close", .contentLength: "0"])
+        let head = HTTPResponse(status: status, headerFields: [
+            .connection: "close", .contentLength: "0", .date: HTTPDate.text(Date()),
+        ])
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         context.close(promise: nil)

@@ -84,7 +84,7 @@ public struct PushListener: Service {
                                  availableConnectionsDelegate: MaximumAvailableConnections(limits.maxConnections)),
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
             logger: quietLogger,
-            responder: { [quietLogger] request, writer, channel in
+            responder: { [quietLogger, logger] request, writer, channel in
                 let context = PushRequestContext(source: .init(channel: channel, logger: quietLogger))
                 var response: Response
                 do {
@@ -92,7 +92,9 @@ public struct PushListener: Service {
                 } catch let error as HTTPParserError {
                     throw error  // the channel answers it and closes
                 } catch {
-                    response = Response(status: .internalServerError)
+                    // The responder answers every refusal itself; anything else is a bug to see.
+                    logger.error("push listener: answering a request failed: \(error)")
+                    response = Response(status: .internalServerError, headers: [.connection: "close"])
                 }
                 response.headers[.date] = HTTPDate.text(Date())
                 try await writer.write(response: response.head, body: response.body)

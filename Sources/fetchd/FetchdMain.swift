@@ -14,11 +14,20 @@ import NIOPosix
 ///
 /// `Task.sleep` would still go through a libdispatch timer on those global queues; fetchd's
 /// waits use `DeadlineTimer` instead (see `DeadlineTimer.sleep(for:)`).
+///
+/// What changes with it: NIO runs a job enqueued from one of its loops on that same loop, so
+/// tasks started by a task tend to stay on its thread, while resumptions from fetchd's own
+/// threads (the HTTP driver, the commit queue, the deadline timer) spread over the loops. The
+/// loops also carry the control socket and the push listener, so the coordinator's synchronous
+/// SQLite calls delay their I/O as long as they take, as they delayed other tasks before. A
+/// wake of 1,000 fetches costs the same CPU as on libdispatch's pool (bench/README.md).
 @main
 enum FetchdMain {
+    /// Installs the executor, starts the command in a task and parks the main thread.
     static func main() {
         if !NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() {
-            // Only on a runtime without the hook: everything still works, idle costs wake-ups.
+            // A toolchain or runtime NIO has no hook for: everything still works, idle costs
+            // wake-ups. (The logger is not set up yet: said on stderr, the journal under systemd.)
             let note = "fetchd: Swift concurrency stays on libdispatch's executor: expect a wake-up a second while idle\n"
             _ = note.withCString { write(STDERR_FILENO, $0, strlen($0)) }
         }

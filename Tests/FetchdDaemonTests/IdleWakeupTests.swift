@@ -40,10 +40,16 @@ struct IdleWakeupTests {
         #expect(await waitUntil(timeoutSeconds: 30) {
             names.allSatisfy { (try? state.history(of: $0, limit: 1).count) ?? 0 == 1 }
         }, "the first wake should fetch every handler")
-        // Past the fetches' deadlines: a deadline cancelled early may still wake the timer once.
-        try await Task.sleep(for: .seconds(3))
-
+        // The wake's tail (results committed, plans made) first: counted from the first second
+        // in which no thread switched at all.
         let pid = daemon.process.processIdentifier
+        var quiet = false
+        for _ in 0..<Int(SanitizerRun.scaled(30)) where !quiet {
+            let earlier = Self.switches(of: pid)
+            try await Task.sleep(for: .seconds(1))
+            quiet = Self.switches(of: pid).allSatisfy { tid, entry in earlier[tid]?.count == entry.count }
+        }
+        #expect(quiet, "fetchd never went quiet for a second after its first wake")
         let before = Self.switches(of: pid)
         try await Task.sleep(for: .seconds(5))
         let after = Self.switches(of: pid)

@@ -56,6 +56,15 @@ struct DeadlineTimerTests {
         #expect(await eventually(timeoutSeconds: 20) { !timer.threadRunning })
     }
 
+    @Test("the alarm's nanoseconds never overflow: past is 0, beyond Int64 is Int64.max")
+    func alarmNanoseconds() {
+        #expect(ContinuousAlarm.nanoseconds(.milliseconds(1500)) == 1_500_000_000)
+        #expect(ContinuousAlarm.nanoseconds(.seconds(-3)) == 0)
+        #expect(ContinuousAlarm.nanoseconds(.seconds(Int64.max)) == Int64.max)
+        #expect(ContinuousAlarm.nanoseconds(.seconds(9_223_372_036) + .milliseconds(900)) == Int64.max)
+        #expect(ContinuousAlarm.nanoseconds(.seconds(9_223_372_036) + .milliseconds(800)) == 9_223_372_036_800_000_000)
+    }
+
     @Test("a task cancelled before it sleeps does not sleep")
     func cancelledBeforeSleeping() async {
         let timer = DeadlineTimer()

@@ -104,6 +104,7 @@ struct PushListenerLimitsTests {
             let partial = Array("POST /push/feed HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n".utf8)
             let slowHeaders = await RawHTTPClient.exchange(port: port, partial)
             #expect(slowHeaders.status == 408 && slowHeaders.closed, "\(slowHeaders)")
+            #expect(slowHeaders.headers.contains("Date: "), "the connection guard's answers carry a Date too")
             let whole = RawHTTPClient.post("/push/feed", headers: ["Authorization: Bearer \(Self.feedToken)"], body: "{}")
             let slowBody = await RawHTTPClient.exchange(port: port, Array(whole.dropLast(1)))
             #expect(slowBody.status == 408 && slowBody.closed, "\(slowBody)")
@@ -229,6 +230,7 @@ final class FakePushSink: PushSink {
     private let tokens: [String: String]
     private let state = Mutex(State())
 
+    /// A sink that knows `tokens`, by handler name.
     init(tokens: [String: String]) { self.tokens = tokens }
 
     /// The pushes taken, in order.
@@ -236,8 +238,10 @@ final class FakePushSink: PushSink {
     /// Where the listener said it listens.
     var address: String? { state.withLock { $0.address } }
 
+    /// The token given for `handler`, if any.
     func pushToken(of handler: String) async -> String? { tokens[handler] }
 
+    /// Checks the data as the daemon does, records the push and says it fetches now.
     func push(_ handler: String, data: [UInt8]) async throws(PushRefusal) -> PushReport {
         let text: String?
         do { text = try PushData.validate(data) } catch { throw .badData(error) }
@@ -245,5 +249,6 @@ final class FakePushSink: PushSink {
         return PushReport.now(handler: handler, limit: "none")
     }
 
+    /// Keeps `address` for `address`.
     func listenerAddressChanged(_ address: String?) async { state.withLock { $0.address = address } }
 }

@@ -30,7 +30,7 @@ public enum ChildProcess {
         child.standardError = output
         try child.run()
         try output.close()
-        _ = await waitUntil(timeoutSeconds: 300) { !child.isRunning }
+        if await !waitUntil(timeoutSeconds: 300, { !child.isRunning }) { child.terminate() }
         child.waitUntilExit()
         return (child.terminationStatus, try String(contentsOfFile: outputFile, encoding: .utf8))
     }
