@@ -98,6 +98,22 @@ public actor FetchCoordinator {
     /// Returns the records of the fetches it ran.
     @discardableResult
     public func runDue(trigger: FetchTrigger = .timer, now: Date = Date()) async -> [FetchRecord] {
+        // Chosen in a synchronous step of its own: a local lives to the end of its scope, and
+        // this scope ends with the wake, so the lists of handlers the choice goes through (in a
+        // wake of 10,000, three more copies of 10,000 configurations) would stay all wake long.
+        guard let wake = takeDue(now: now) else { return [] }
+        // A bounded window of tasks, not one per due handler: ten thousand due handlers would
+        // otherwise hold ten thousand suspended tasks.
+        let window = 2 * (config.daemon.maxConcurrent + config.daemon.httpMaxTransfers)
+        return await Self.runWindow(wake.queue, width: window) { handler in
+            await self.fetch(handler, trigger: trigger, state: .some(wake.states[handler.name]),
+                             deferred: wake.pushes[handler.name]).record
+        }
+    }
+
+    /// The handlers a wake at `now` runs, in the order it starts them, each taken by the wake;
+    /// nil when none is due.
+    private func takeDue(now: Date) -> (queue: [HandlerConfig], states: [String: HandlerState], pushes: [String: PendingPush])? {
         let states = schedulingStates(now: now)
         refreshPower()
         let globalUse = globalBudgetUse(now: now)
@@ -117,20 +133,14 @@ public actor FetchCoordinator {
             let names = Set(due.map(\.name))
             due += config.handlers.filter { pushes[$0.name] != nil && !names.contains($0.name) }
         }
-        guard !due.isEmpty else { return [] }
+        guard !due.isEmpty else { return nil }
         logger.debug("wake: \(due.count) handler(s) due: \(due.map(\.name).joined(separator: ", "))")
-        // Each one is handed to `fetch`, which frees it, even at shutdown (the loop below drains
-        // the queue): none stays taken, and a later wake's taking of it is never undone here.
+        // Each one is handed to `fetch`, which frees it, even at shutdown (`runDue`'s window
+        // drains the queue): none stays taken, and a later wake's taking of it is never undone.
         takenByWake.formUnion(due.map(\.name))
-        // A bounded window of tasks, not one per due handler: ten thousand due handlers would
-        // otherwise hold ten thousand suspended tasks. Hosts are interleaved first, so the
-        // window never fills with the fetches of one host waiting for that host's slots.
-        let queue = Self.interleavedByHost(due, key: { self.slot(for: $0).1 })
-        let window = 2 * (config.daemon.maxConcurrent + config.daemon.httpMaxTransfers)
-        return await Self.runWindow(queue, width: window) { handler in
-            await self.fetch(handler, trigger: trigger, state: .some(states[handler.name]),
-                             deferred: pushes[handler.name]).record
-        }
+        // Hosts interleaved, so the window never fills with the fetches of one host waiting for
+        // that host's slots.
+        return (Self.interleavedByHost(due, key: { self.slot(for: $0).1 }), states, pushes)
     }
 
     /// When the scheduler should wake next. Deferred handlers (conditions unmet) do not count:
