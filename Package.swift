@@ -140,6 +140,7 @@ let package = Package(
         // Shared by the test targets: temp folders, locating built binaries, waiting.
         .target(name: "FetchdTestSupport", path: "Tests/FetchdTestSupport"),
         .testTarget(name: "FetchdCoreTests", dependencies: ["FetchdCore", "FetchdTestSupport"]),
+        .testTarget(name: "CurlKitTests", dependencies: ["CurlKit"]),
         .testTarget(name: "FetchdConfigTests", dependencies: ["FetchdConfig", "FetchdCore", "FetchdTestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(
