@@ -92,10 +92,9 @@ extension FetchCoordinator {
     func setPushListenerAddress(_ address: String?) { pushListenerAddress = address }
 
     /// The bearer token the push listener accepts for `name`: nil when no such handler is loaded
-    /// (`.some(nil)`: loaded but without `push_token_file`). Read per request, so a reload's
+    /// or it has no `push_token_file` (both answered alike). Read per request, so a reload's
     /// tokens take effect at once.
-    func pushToken(of name: String) -> String?? {
-        guard let handler = config.handler(named: name) else { return nil }
-        return .some(handler.pushToken)
+    func pushToken(of name: String) -> String? {
+        config.handler(named: name)?.pushToken
     }
 }

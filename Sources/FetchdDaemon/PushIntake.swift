@@ -30,7 +30,7 @@ struct PushIntake: PushSink {
 
     /// `name`'s push token, nil when it has none or is not loaded.
     func pushToken(of name: String) async -> String? {
-        (await coordinator.pushToken(of: name)).flatMap { $0 }
+        await coordinator.pushToken(of: name)
     }
 
     /// Kept for `fetchctl status`.

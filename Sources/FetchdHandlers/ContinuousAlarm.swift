@@ -7,55 +7,62 @@ import Glibc
 /// Why not a condition variable: it can wait only on `CLOCK_MONOTONIC`, which stops while the
 /// machine is suspended, so a deadline that passed during a suspend would fire late unless the
 /// waiter looked again every so often, and every look is a wake-up of an idle daemon. The boot
-/// clock counts the suspend, so one wait is enough however long it is.
+/// clock counts the suspend, so one wait is enough however long it is. Only when the kernel
+/// gives no descriptor (EMFILE, ENFILE at creation) is it a condition variable after all, whose
+/// waits last at most `fallbackMaximumWaitSeconds`: the waiter looks again that often.
 ///
 /// A `wake()` that comes before the `wait` is kept, not lost: the next wait returns at once.
 final class ContinuousAlarm: Sendable {
-    private let timer: Int32
-    private let event: Int32
+    /// The longest wait without descriptors (see above).
+    static let fallbackMaximumWaitSeconds = 1.0
 
-    /// Nil when the kernel gives no descriptor (EMFILE, ENFILE); the caller falls back then.
-    init?() {
+    private let descriptors: (timer: Int32, event: Int32)?
+    private let fallback = ConditionSignal()
+
+    /// An alarm on the boot clock, or on the fallback when no descriptor is left.
+    init() {
         let timer = fetchd_boottime_timer()
-        guard timer >= 0 else { return nil }
-        let event = fetchd_event_counter()
-        guard event >= 0 else {
-            close(timer)
-            return nil
+        let event = timer >= 0 ? fetchd_event_counter() : -1
+        if timer >= 0 && event >= 0 {
+            descriptors = (timer, event)
+        } else {
+            if timer >= 0 { close(timer) }
+            descriptors = nil
         }
-        self.timer = timer
-        self.event = event
     }
 
     deinit {
-        close(timer)
-        close(event)
+        if let descriptors {
+            close(descriptors.timer)
+            close(descriptors.event)
+        }
     }
 
     /// Ends the current or the next `wait`.
     func wake() {
+        guard let descriptors else { return fallback.wake() }
         var one: UInt64 = 1
         // Fails only when the counter is about to overflow, and then a wake is pending anyway.
-        _ = write(event, &one, MemoryLayout<UInt64>.size)
+        _ = write(descriptors.event, &one, MemoryLayout<UInt64>.size)
     }
 
     /// Waits until `wake()` or until `deadline` has passed (measured when the timer is armed, so
-    /// whatever the caller did before does not make the wait late).
+    /// whatever the caller did before does not make the wait late); without descriptors, at
+    /// most `fallbackMaximumWaitSeconds`.
     func wait(until deadline: ContinuousClock.Instant) {
         let nanoseconds = Self.nanoseconds(ContinuousClock.now.duration(to: deadline))
-        var descriptors = [pollfd(fd: timer, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: event, events: Int16(POLLIN), revents: 0)]
-        guard fetchd_boottime_timer_arm(timer, nanoseconds) == 0 else {
-            // Cannot happen for a valid descriptor and value. Without the timer the wait could
-            // last forever, and returning at once would spin: a bounded plain wait instead.
-            _ = poll(&descriptors[1], 1, Int32(min(nanoseconds / 1_000_000, 1000)))
-            return
+        // Arming fails only for an invalid descriptor or value; waiting without the timer could
+        // last forever, so the bounded wait then, like having no descriptors.
+        guard let descriptors, fetchd_boottime_timer_arm(descriptors.timer, nanoseconds) == 0 else {
+            return fallback.wait(seconds: min(Double(nanoseconds) / 1e9, Self.fallbackMaximumWaitSeconds))
         }
-        while poll(&descriptors, 2, -1) < 0 && errno == EINTR {}
+        var polled = [pollfd(fd: descriptors.timer, events: Int16(POLLIN), revents: 0),
+                      pollfd(fd: descriptors.event, events: Int16(POLLIN), revents: 0)]
+        while poll(&polled, 2, -1) < 0 && errno == EINTR {}
         var count: UInt64 = 0
         // Both are non-blocking: reading one that has not fired returns EAGAIN at once.
-        _ = read(timer, &count, MemoryLayout<UInt64>.size)
-        _ = read(event, &count, MemoryLayout<UInt64>.size)
+        _ = read(descriptors.timer, &count, MemoryLayout<UInt64>.size)
+        _ = read(descriptors.event, &count, MemoryLayout<UInt64>.size)
     }
 
     /// `duration` in whole nanoseconds, at least 0 and at most `Int64.max` (a wait of 292 years).

@@ -21,11 +21,6 @@ public final class DeadlineTimer: Sendable {
     /// The timer every `FetchRunner` and the daemon's waits use.
     public static let shared = DeadlineTimer()
 
-    /// Without a `ContinuousAlarm` (no descriptor left when the timer was made), the thread
-    /// waits on `CLOCK_MONOTONIC` at most this long at a time, then compares with the
-    /// continuous clock: a deadline that passed while suspended fires at most this late.
-    static let fallbackMaximumWaitSeconds = 1.0
-
     /// How much later the next live deadline must be than the one the thread is armed for,
     /// after a cancel, for the thread to be told to re-arm (see `dropCancelledHead`).
     static let rearmSlack = Duration.seconds(1)
@@ -84,7 +79,6 @@ public final class DeadlineTimer: Sendable {
     private let state = Mutex(State())
     private let nextID = Atomic<UInt64>(0)
     private let alarm = ContinuousAlarm()
-    private let fallbackSignal = ConditionSignal()
 
     /// Creates a timer; its thread starts with the first sleep and ends when none is left.
     public init() {}
@@ -140,7 +134,7 @@ public final class DeadlineTimer: Sendable {
             state.compactIfMostlyCancelled()
             return (true, state.dropCancelledHead())
         }
-        if rearm { wakeThread() }
+        if rearm { alarm.wake() }
         return cancelled
     }
 
@@ -174,7 +168,7 @@ public final class DeadlineTimer: Sendable {
                 }
                 thread.start()
             } else if signalThread {
-                wakeThread()
+                alarm.wake()
             }
             return true
         }
@@ -189,13 +183,8 @@ public final class DeadlineTimer: Sendable {
             state.compactIfMostlyCancelled()
             return (waiter, state.dropCancelledHead())
         }
-        if rearm { wakeThread() }
+        if rearm { alarm.wake() }
         if case .sleeper(let continuation) = waiter { continuation.resume(returning: false) }
-    }
-
-    /// Makes the thread look at the heap again now (or at its next wait, if it is not waiting).
-    private func wakeThread() {
-        if let alarm { alarm.wake() } else { fallbackSignal.wake() }
     }
 
     /// The thread: resumes every sleeper whose deadline passed, then waits for the next one.
@@ -203,7 +192,7 @@ public final class DeadlineTimer: Sendable {
         while true {
             let now = ContinuousClock.now
             var due: [Waiter] = []
-            let wait: Duration? = state.withLock { state in
+            let next: ContinuousClock.Instant? = state.withLock { state in
                 while let first = state.heap.min, first.deadline <= now {
                     _ = state.heap.removeMin()
                     if let waiter = state.waiting.removeValue(forKey: first.id) { due.append(waiter) }
@@ -215,10 +204,8 @@ public final class DeadlineTimer: Sendable {
                     state.threadStarted = false
                     return nil
                 }
-                var wait = now.duration(to: next.deadline)
-                if alarm == nil { wait = min(wait, .seconds(Self.fallbackMaximumWaitSeconds)) }
-                state.wakeAt = now + wait
-                return wait
+                state.wakeAt = next.deadline
+                return next.deadline
             }
             for waiter in due {
                 switch waiter {
@@ -226,13 +213,8 @@ public final class DeadlineTimer: Sendable {
                 case .action(let action): action()
                 }
             }
-            guard let wait else { return }
-            if let alarm {
-                alarm.wait(until: now + wait)
-            } else {
-                let (seconds, attoseconds) = wait.components
-                fallbackSignal.wait(seconds: Double(seconds) + Double(attoseconds) / 1e18)
-            }
+            guard let next else { return }
+            alarm.wait(until: next)
         }
     }
 }
