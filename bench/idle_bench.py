@@ -5,7 +5,8 @@ Starts fetchd (not under systemd, so no watchdog pings) with N http handlers tha
 again for hours (`min_interval = "6h"`, `heartbeat = "1h"`), waits until its first wake has
 fetched them all, then counts every thread's context switches (voluntary + involuntary, from
 /proc/PID/task/*/status) over the window: each is a wake-up of that thread. Memory is RSS, PSS
-and anonymous memory from /proc/PID/smaps_rollup at the end of the window.
+and anonymous memory from /proc/PID/smaps_rollup at the end of the window, and the largest
+mappings' resident memory from /proc/PID/smaps.
 
 The handlers fetch file:// URLs (`allow_file_urls`), so they are http handlers driven by libcurl
 without a server whose own wake-ups would muddle nothing here but whose start would slow the run.
@@ -43,6 +44,21 @@ def memory_kib(pid):
         name, value = line.split(":", 1)
         fields[name.strip()] = int(value.split()[0])
     return {"rss_kib": fields["Rss"], "pss_kib": fields["Pss"], "anonymous_kib": fields["Anonymous"]}
+
+
+def resident_by_mapping(pid, top=12):
+    """[(file name or [anon], RSS KiB, anonymous KiB)] for the `top` largest, from /proc/PID/smaps."""
+    rss, anonymous, current = {}, {}, None
+    for line in pathlib.Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        head = line.split(None, 5)
+        if len(head) >= 5 and "-" in head[0] and ":" not in head[0]:
+            current = head[5].rsplit("/", 1)[-1] if len(head) == 6 and head[5] else "[anon]"
+        elif line.startswith("Rss:"):
+            rss[current] = rss.get(current, 0) + int(line.split()[1])
+        elif line.startswith("Anonymous:"):
+            anonymous[current] = anonymous.get(current, 0) + int(line.split()[1])
+    largest = sorted(rss.items(), key=lambda item: -item[1])[:top]
+    return [(name, kib, anonymous.get(name, 0)) for name, kib in largest]
 
 
 def write_config(root, handlers):
@@ -93,6 +109,7 @@ def main():
             after = switches(daemon.pid)
             elapsed_minutes = (time.monotonic() - started) / 60
             memory = memory_kib(daemon.pid)
+            mappings = resident_by_mapping(daemon.pid)
         finally:
             daemon.send_signal(signal.SIGTERM)
             daemon.wait(timeout=30)
@@ -103,12 +120,15 @@ def main():
         threads.append({"tid": int(tid), "name": name, "wakeups_per_minute": round(woke / elapsed_minutes, 2)})
     total = sum(thread["wakeups_per_minute"] for thread in threads)
     result = {"handlers": args.handlers, "window_seconds": args.seconds, "threads": threads,
-              "wakeups_per_minute": round(total, 2), **memory}
+              "wakeups_per_minute": round(total, 2), **memory,
+              "resident_by_mapping_kib": [{"mapping": name, "rss": kib, "anonymous": anon} for name, kib, anon in mappings]}
     for thread in threads:
         print(f"  {thread['name']:<16} tid {thread['tid']:<8} {thread['wakeups_per_minute']:8.2f} wake-ups/min")
     print(f"idle, {args.handlers} handlers, {args.seconds:.0f} s: {total:.2f} wake-ups/min over {len(threads)} threads; "
           f"RSS {memory['rss_kib'] / 1024:.1f} MiB, PSS {memory['pss_kib'] / 1024:.1f} MiB, "
           f"anonymous {memory['anonymous_kib'] / 1024:.1f} MiB")
+    print("  resident by mapping (KiB, of which anonymous): "
+          + ", ".join(f"{name} {kib} ({anon})" for name, kib, anon in mappings))
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
 

@@ -75,9 +75,14 @@ public final class ProgramCgroup: Sendable {
         guard case .cgroups(let base) = placement,
               let names = try? FileManager.default.contentsOfDirectory(atPath: base) else { return }
         for name in names where name.hasPrefix(namePrefix) {
-            kill("\(base)/\(name)")
-            for _ in 0..<100 where isPopulated("\(base)/\(name)") { usleep(10_000) }
-            remove("\(base)/\(name)")
+            let group = "\(base)/\(name)"
+            kill(group)
+            var tries = 0
+            while isPopulated(group), tries < 100 {
+                usleep(10_000)
+                tries += 1
+            }
+            remove(group)
         }
     }
 
@@ -85,6 +90,8 @@ public final class ProgramCgroup: Sendable {
     /// cgroup with children cannot be removed). A group still holding a process stays, for
     /// `removeLeftovers` at the next start.
     private static func remove(_ path: String) {
+        // The usual case, a group without sub-groups, needs no listing of its interface files.
+        if rmdir(path) == 0 { return }
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
         for entry in entries {
             var info = stat()

@@ -53,12 +53,7 @@ public struct TemporaryDirectory: Sendable {
 /// Polls `condition` every 50 ms until it holds or `timeoutSeconds` pass (stretched by
 /// `SanitizerRun.slowdown` in a sanitizer run); returns whether it held.
 public func waitUntil(timeoutSeconds: Double, _ condition: () throws -> Bool) async rethrows -> Bool {
-    let deadline = Date().addingTimeInterval(SanitizerRun.scaled(timeoutSeconds))
-    while Date() < deadline {
-        if try condition() { return true }
-        try? await Task.sleep(for: .milliseconds(50))
-    }
-    return try condition()
+    try await eventually(timeoutSeconds: timeoutSeconds, pollMilliseconds: 50) { try condition() }
 }
 
 /// `waitUntil` for a condition that awaits (a command run, a request): polls every
