@@ -4,12 +4,19 @@
 /// names no line is little help. This index scans the text once, following table headers
 /// (`[table]`, `[[array]]`) and key assignments, while skipping the inside of multi-line
 /// strings and multi-line arrays so their contents are never mistaken for keys.
+///
+/// It reads UTF-8 bytes, not Characters: every byte it looks for is ASCII, which never occurs
+/// inside a multi-byte character, and grapheme breaking cost more than the rest of loading a
+/// configuration of ten thousand handlers. Bytes also split a CRLF file into its lines, where
+/// Characters see `\r\n` as one character that is not a newline.
 struct TOMLLineIndex {
     /// A table section: its dotted name and, for `[[array]]` sections, which element it is.
     struct Section: Hashable {
         var name: String
         var element: Int?
     }
+
+    private typealias Bytes = ArraySlice<UInt8>
 
     private var keyLines: [Section: [String: Int]] = [:]
     private var headerLines: [Section: Int] = [:]
@@ -20,15 +27,20 @@ struct TOMLLineIndex {
 
     /// Indexes `text`.
     init(_ text: String) {
+        let bytes = Array(text.utf8)
         var section = Section(name: "", element: nil)
         var arrayCounts: [String: Int] = [:]
-        var openMultilineString: String?  // the delimiter while inside """ or '''
+        var openMultilineString: [UInt8]?  // the delimiter while inside """ or '''
         var bracketDepth = 0
-        for (offset, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let lineNumber = offset + 1
-            var line = Substring(rawLine)
+        var lineStart = 0
+        var lineNumber = 0
+        while lineStart <= bytes.count {
+            let lineEnd = bytes[lineStart...].firstIndex(of: ASCII.newline) ?? bytes.count
+            defer { lineStart = lineEnd + 1 }
+            lineNumber += 1
+            var line = bytes[lineStart..<lineEnd]
             if let delimiter = openMultilineString {
-                guard let end = line.range(of: delimiter) else { continue }
+                guard let end = Self.range(of: delimiter, in: line) else { continue }
                 openMultilineString = nil
                 line = line[end.upperBound...]
                 bracketDepth += Self.bracketBalance(of: line)
@@ -38,24 +50,24 @@ struct TOMLLineIndex {
                 bracketDepth += Self.bracketBalance(of: line)
                 continue
             }
-            let trimmed = line.drop(while: { $0 == " " || $0 == "\t" })
-            if trimmed.hasPrefix("["), malformedHeaderLine == nil {
+            let trimmed = line.drop(while: ASCII.isBlank)
+            let isArrayHeader = trimmed.starts(with: ASCII.doubleOpen)
+            if trimmed.first == ASCII.open, malformedHeaderLine == nil {
                 // After the one or two opening brackets, a key must start: toml++ asserts on
                 // anything else (`[/x]`, a lone `[`, `[[[x]]`) instead of reporting an error.
-                let opening = trimmed.hasPrefix("[[") ? trimmed.dropFirst(2) : trimmed.dropFirst()
-                let first = opening.drop(while: { $0 == " " || $0 == "\t" }).first
-                if !(first.map { ($0.isASCII && ($0.isLetter || $0.isNumber)) || "_-\"']".contains($0) } ?? false) {
+                let opening = trimmed.dropFirst(isArrayHeader ? 2 : 1)
+                if !(opening.first(where: { !ASCII.isBlank($0) }).map(ASCII.startsKey) ?? false) {
                     malformedHeaderLine = lineNumber
                 }
             }
-            if trimmed.hasPrefix("[[") {
-                let name = Self.headerName(trimmed.dropFirst(2), closing: "]]")
+            if isArrayHeader {
+                let name = Self.headerName(trimmed.dropFirst(2), closing: ASCII.doubleClose)
                 let element = arrayCounts[name, default: 0]
                 arrayCounts[name] = element + 1
                 section = Section(name: name, element: element)
                 headerLines[section] = lineNumber
-            } else if trimmed.hasPrefix("[") {
-                let name = Self.headerName(trimmed.dropFirst(), closing: "]")
+            } else if trimmed.first == ASCII.open {
+                let name = Self.headerName(trimmed.dropFirst(), closing: [ASCII.close])
                 let (owner, key) = Self.owner(of: name, arrayCounts: arrayCounts)
                 record(key, in: owner, at: lineNumber)
                 section = Section(name: name, element: nil)
@@ -64,10 +76,10 @@ struct TOMLLineIndex {
                 let key = Self.normalisedKey(trimmed[..<equals])
                 record(key, in: section, at: lineNumber)
                 if let dot = key.firstIndex(of: ".") { record(String(key[..<dot]), in: section, at: lineNumber) }
-                let value = trimmed[trimmed.index(after: equals)...]
-                for delimiter in ["\"\"\"", "'''"] {
-                    if let start = value.range(of: delimiter),
-                       value[start.upperBound...].range(of: delimiter) == nil {
+                let value = trimmed[(equals + 1)...]
+                for delimiter in ASCII.multilineDelimiters {
+                    if let start = Self.range(of: delimiter, in: value),
+                       Self.range(of: delimiter, in: value[start.upperBound...]) == nil {
                         openMultilineString = delimiter
                     }
                 }
@@ -103,42 +115,42 @@ struct TOMLLineIndex {
         headerLines[section] ?? keyLines[Section(name: "", element: nil)]?[section.name]
     }
 
-    private static func headerName(_ text: Substring, closing: String) -> String {
-        let inner = text.range(of: closing).map { text[..<$0.lowerBound] } ?? text
-        return normalisedKey(inner)
+    private static func headerName(_ text: Bytes, closing: [UInt8]) -> String {
+        normalisedKey(range(of: closing, in: text).map { text[..<$0.lowerBound] } ?? text)
     }
 
     /// Joins a possibly dotted, possibly quoted key into one canonical dotted string.
-    private static func normalisedKey(_ text: Substring) -> String {
+    private static func normalisedKey(_ text: Bytes) -> String {
         // Most keys are bare words: no split, trim or join (this runs for every key of every
         // file, 10,000 handlers included).
-        let bare = text.drop { $0 == " " || $0 == "\t" }
-        if let last = bare.lastIndex(where: { $0 != " " && $0 != "\t" }),
-           !bare[...last].contains(where: { $0 == "." || $0 == "\"" || $0 == "'" || $0 == " " || $0 == "\t" }) {
-            return String(bare[...last])
+        let bare = text.drop(while: ASCII.isBlank)
+        if let last = bare.lastIndex(where: { !ASCII.isBlank($0) }),
+           !bare[...last].contains(where: { $0 == ASCII.dot || ASCII.isQuote($0) || ASCII.isBlank($0) }) {
+            return String(decoding: bare[...last], as: UTF8.self)
         }
-        return text.split(separator: ".").map { part in
-            var piece = part.trimmingCharacters(in: " \t")
-            if piece.count >= 2, let first = piece.first, first == "\"" || first == "'", piece.last == first {
-                piece = String(piece.dropFirst().dropLast())
+        return text.split(separator: ASCII.dot).map { part in
+            var piece = part.drop(while: ASCII.isBlank)
+            if let last = piece.lastIndex(where: { !ASCII.isBlank($0) }) { piece = piece[...last] } else { piece = [] }
+            if piece.count >= 2, let first = piece.first, ASCII.isQuote(first), piece.last == first {
+                piece = piece.dropFirst().dropLast()
             }
-            return piece
+            return String(decoding: piece, as: UTF8.self)
         }.joined(separator: ".")
     }
 
     /// The index of the `=` of a `key = value` line, ignoring `=` inside a quoted key.
-    private static func assignmentSplit(_ line: Substring) -> Substring.Index? {
-        guard let first = line.first, first != "#" else { return nil }
-        var quote: Character?
+    private static func assignmentSplit(_ line: Bytes) -> Int? {
+        guard let first = line.first, first != ASCII.hash else { return nil }
+        var quote: UInt8?
         for index in line.indices {
-            let character = line[index]
+            let byte = line[index]
             if let open = quote {
-                if character == open { quote = nil }
-            } else if character == "\"" || character == "'" {
-                quote = character
-            } else if character == "=" {
+                if byte == open { quote = nil }
+            } else if ASCII.isQuote(byte) {
+                quote = byte
+            } else if byte == ASCII.equals {
                 return index
-            } else if character == "#" {
+            } else if byte == ASCII.hash {
                 return nil
             }
         }
@@ -146,31 +158,79 @@ struct TOMLLineIndex {
     }
 
     /// Net count of `[` minus `]` outside strings and comments, to follow multi-line arrays.
-    private static func bracketBalance(of text: Substring) -> Int {
+    private static func bracketBalance(of text: Bytes) -> Int {
         var balance = 0
-        var quote: Character?
+        var quote: UInt8?
         var escaped = false
-        for character in text {
+        for byte in text {
             if let open = quote {
-                if escaped { escaped = false } else if character == "\\" && open == "\"" { escaped = true } else if character == open { quote = nil }
+                if escaped {
+                    escaped = false
+                } else if byte == ASCII.backslash && open == ASCII.doubleQuote {
+                    escaped = true
+                } else if byte == open {
+                    quote = nil
+                }
                 continue
             }
-            switch character {
-            case "\"", "'": quote = character
-            case "[", "{": balance += 1
-            case "]", "}": balance -= 1
-            case "#": return balance
+            switch byte {
+            case ASCII.doubleQuote, ASCII.singleQuote: quote = byte
+            case ASCII.open, ASCII.openBrace: balance += 1
+            case ASCII.close, ASCII.closeBrace: balance -= 1
+            case ASCII.hash: return balance
             default: break
             }
         }
         return balance
     }
+
+    /// Where `needle` first occurs in `text`.
+    private static func range(of needle: [UInt8], in text: Bytes) -> Range<Int>? {
+        guard !needle.isEmpty, text.count >= needle.count else { return nil }
+        var start = text.startIndex
+        while start <= text.endIndex - needle.count {
+            if text[start..<(start + needle.count)].elementsEqual(needle) { return start..<(start + needle.count) }
+            start += 1
+        }
+        return nil
+    }
 }
 
-extension Substring {
-    fileprivate func trimmingCharacters(in set: String) -> String {
-        let start = drop { set.contains($0) }
-        guard let last = start.lastIndex(where: { !set.contains($0) }) else { return "" }
-        return String(start[...last])
+/// The bytes the index looks for, all ASCII.
+private enum ASCII {
+    static let newline = UInt8(ascii: "\n")
+    static let open = UInt8(ascii: "[")
+    static let close = UInt8(ascii: "]")
+    static let openBrace = UInt8(ascii: "{")
+    static let closeBrace = UInt8(ascii: "}")
+    static let doubleOpen: [UInt8] = [open, open]
+    static let doubleClose: [UInt8] = [close, close]
+    static let doubleQuote = UInt8(ascii: "\"")
+    static let singleQuote = UInt8(ascii: "'")
+    static let multilineDelimiters: [[UInt8]] = [[UInt8](repeating: doubleQuote, count: 3),
+                                                  [UInt8](repeating: singleQuote, count: 3)]
+    static let backslash = UInt8(ascii: "\\")
+    static let equals = UInt8(ascii: "=")
+    static let hash = UInt8(ascii: "#")
+    static let dot = UInt8(ascii: ".")
+
+    /// Space and tab; a carriage return too, so that a CRLF line's end trims like an LF one's.
+    static func isBlank(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r")
+    }
+
+    static func isQuote(_ byte: UInt8) -> Bool { byte == doubleQuote || byte == singleQuote }
+
+    /// Whether a table header's name may start with `byte`: a bare key's letter, digit, `_` or
+    /// `-`, a quoted key's quote, or the `]` of an empty name (which toml++ reports itself).
+    static func startsKey(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"),
+             doubleQuote, singleQuote, close:
+            return true
+        default:
+            return false
+        }
     }
 }

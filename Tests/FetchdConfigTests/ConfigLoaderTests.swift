@@ -125,6 +125,31 @@ struct ConfigLoaderTests {
         #expect(diagnostic.message.contains("\"soon\" is not a duration"))
     }
 
+    /// A file written with CRLF line ends (an editor on another system), with characters of
+    /// more than one byte before the mistake, is reported at the mistake's own line.
+    @Test func crlfFileReportsTheRightLine() throws {
+        let folder = try TemporaryDirectory("fetchd-config-tests")
+        defer { folder.remove() }
+        let text = [
+            "# Nachrichten für Zürich — 日本語 \"quoted = not a key\"",
+            "[[handler]]",
+            "name = \"bad\"",
+            "kind = \"exec\"",
+            "command = [",
+            "  \"/bin/echo\",",
+            "  \"deadline = not a key: inside the array\",",
+            "]",
+            "deadline = \"soon\"",
+            "",
+        ].joined(separator: "\r\n")
+        let file = try folder.write(text, to: "handlers.d/crlf.toml")
+        let loaded = try ConfigLoader.load(mainFile: folder.file("fetchd.toml"), requireMainFile: false)
+        let diagnostic = try #require(loaded.diagnostics.first, "\(loaded.diagnostics)")
+        #expect(diagnostic.file == file)
+        #expect(diagnostic.key == "deadline")
+        #expect(diagnostic.line == 9, "\(diagnostic)")
+    }
+
     /// A name defined in two files: the first (in file-name order) wins, the second is reported
     /// at its own file and line and points back at the first.
     @Test func duplicateNamesAcrossFilesKeepTheFirst() throws {
