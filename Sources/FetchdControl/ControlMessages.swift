@@ -117,6 +117,11 @@ public struct ControlResponse: Codable, Sendable, Equatable {
         ControlResponse(ok: false, error: ControlError(code: code, message: message))
     }
 
+    /// The answer to a request that names a handler not loaded.
+    public static func unknownHandler(_ name: String) -> ControlResponse {
+        .failure(.unknownHandler, ControlError.notLoaded(name))
+    }
+
     /// Creates a response.
     public init(ok: Bool = true, error: ControlError? = nil, pong: PingReport? = nil, status: StatusReport? = nil,
                 fetch: FetchReport? = nil, history: [HistoryEntry]? = nil) {
@@ -147,6 +152,11 @@ public struct ControlError: Codable, Sendable, Equatable, Error, CustomStringCon
         case configInvalid = "config-invalid"
         /// Something failed inside the daemon.
         case internalError = "internal"
+    }
+
+    /// What to say when a request names `name` and no such handler is loaded.
+    public static func notLoaded(_ name: String) -> String {
+        "no handler named \"\(name)\" is loaded (see fetchctl status)"
     }
 
     /// The failure kind.

@@ -56,7 +56,7 @@ public struct ControlServer: Service {
                 try await server.executeThenClose { connections in
                     for try await connection in connections {
                         // An idle client must not hold the daemon up at shutdown.
-                        group.addTask { try? await cancelWhenGracefulShutdown { await serve(connection) } }
+                        group.addTask { _ = await cancelWhenGracefulShutdown { await serve(connection) } }
                     }
                 }
             }

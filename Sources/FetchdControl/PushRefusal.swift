@@ -14,7 +14,7 @@ public enum PushRefusal: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong and what to do.
     public var description: String {
         switch self {
-        case .unknownHandler(let name): "no handler named \"\(name)\" is loaded (see fetchctl status)"
+        case .unknownHandler(let name): ControlError.notLoaded(name)
         case .badData(let problem): problem.description
         case .stateUnavailable(let detail): "the push was not taken: the state database failed (\(detail)); see the log"
         case .shuttingDown: "the push was not taken: fetchd is shutting down; send it again once it runs"

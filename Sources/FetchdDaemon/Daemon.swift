@@ -99,25 +99,25 @@ public struct Daemon {
         // stops first, and fetches waited on through the control socket end before the socket does.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         if let interval = notifier.watchdogInterval {
-            services.append(.init(service: WatchdogService(coordinator: coordinator, notifier: notifier, interval: interval)))
+            services.append(.init(service: WatchdogService(heartbeat: coordinator, notifier: notifier, interval: interval)))
         }
         if let debugStallAfter {
             services.append(.init(service: DebugStallService(coordinator: coordinator, after: debugStallAfter)))
         }
         if let address = config.daemon.pushListen {
-            let intake = PushIntake(coordinator: coordinator, scheduler: scheduler)
+            let intake = PushIntake(queue: coordinator, scheduler: scheduler)
             services.append(.init(service: PushListener(address: address, sink: intake, logger: logger)))
         }
-        let readWatcher = ReadWatcher(coordinator: coordinator, cacheDirectory: config.daemon.cacheDirectory, logger: logger,
+        let readWatcher = ReadWatcher(uses: coordinator, cacheDirectory: config.daemon.cacheDirectory, logger: logger,
                                       onUse: { scheduler.wake() })
         // Always in the group, so a reload can opt handlers in; it touches the system bus only
         // while some handler has `usage = ["session"]`.
-        let sessionWatcher = SessionWatcher(coordinator: coordinator, logger: logger, onUse: { scheduler.wake() })
+        let sessionWatcher = SessionWatcher(uses: coordinator, logger: logger, onUse: { scheduler.wake() })
         // Conditions: a change of power or network wakes the scheduler, so deferred handlers
         // run as soon as their conditions hold.
-        let powerWatcher = PowerWatcher(coordinator: coordinator, directory: config.daemon.powerSupplyDirectory,
+        let powerWatcher = PowerWatcher(conditions: coordinator, directory: config.daemon.powerSupplyDirectory,
                                         logger: logger, onChange: { scheduler.wake() })
-        let networkWatcher = NetworkWatcher(coordinator: coordinator, logger: logger, onChange: { scheduler.wake() })
+        let networkWatcher = NetworkWatcher(conditions: coordinator, logger: logger, onChange: { scheduler.wake() })
         services += [
             .init(service: control),
             .init(service: readWatcher),
@@ -125,7 +125,7 @@ public struct Daemon {
             .init(service: powerWatcher),
             .init(service: networkWatcher),
             .init(service: planned),
-            .init(service: ReloadService(coordinator: coordinator, notifier: notifier, logger: logger,
+            .init(service: ReloadService(target: coordinator, notifier: notifier, logger: logger,
                                          load: reload ?? { [config] () throws(ConfigLoadError) in config },
                                          afterApply: {
                                              scheduler.wake()
@@ -140,16 +140,5 @@ public struct Daemon {
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         logger.info("fetchd stopped")
-    }
-}
-
-/// Test hook behind `--debug-stall-after`: stalls the coordinator so the watchdog stops pinging.
-private struct DebugStallService: Service {
-    let coordinator: FetchCoordinator
-    let after: Duration
-
-    func run() async {
-        guard await DeadlineTimer.shared.sleep(for: after) else { return }
-        await coordinator.debugStall()
     }
 }

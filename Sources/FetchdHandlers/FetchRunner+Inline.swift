@@ -38,8 +38,6 @@ extension FetchRunner {
         }
         timer.cancelScheduled(alarm)
         context.releaseWaiter()
-        return Outcome(completion: context.completion, expired: context.completion == nil && !interrupted,
-                       interrupted: interrupted, ignoredCompletions: context.ignoredCompletions,
-                       contentDigest: context.contentDigest)
+        return Outcome(of: context, interrupted: interrupted)
     }
 }

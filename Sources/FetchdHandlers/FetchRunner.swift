@@ -31,6 +31,14 @@ public struct FetchRunner: Sendable {
             self.ignoredCompletions = ignoredCompletions
             self.contentDigest = contentDigest
         }
+
+        /// What a finished run of `context` came to: no completion is `expired`, unless the run
+        /// was `interrupted`.
+        init(of context: FetchContext, interrupted: Bool) {
+            self.init(completion: context.completion, expired: context.completion == nil && !interrupted,
+                      interrupted: interrupted, ignoredCompletions: context.ignoredCompletions,
+                      contentDigest: context.contentDigest)
+        }
     }
 
     private enum Event { case handlerReturned, completed, deadline, cancelled }
@@ -87,8 +95,6 @@ public struct FetchRunner: Sendable {
                 }
             }
         }
-        return Outcome(completion: context.completion, expired: context.completion == nil && !interrupted,
-                       interrupted: interrupted, ignoredCompletions: context.ignoredCompletions,
-                       contentDigest: context.contentDigest)
+        return Outcome(of: context, interrupted: interrupted)
     }
 }

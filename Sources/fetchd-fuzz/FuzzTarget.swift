@@ -29,11 +29,11 @@ enum FuzzTarget {
     /// The input as the main config, and again as a handler file beside a minimal main config.
     static func config(_ data: Data) {
         let main = folder + "/fetchd.toml", handlers = folder + "/handlers.d/fuzz.toml"
-        FileManager.default.createFile(atPath: main, contents: data)
+        _ = FileManager.default.createFile(atPath: main, contents: data)
         try? FileManager.default.removeItem(atPath: handlers)
         _ = ConfigLoader.check(path: main)
-        FileManager.default.createFile(atPath: main, contents: Data("handlers_dir = \"\(folder)/handlers.d\"\n".utf8))
-        FileManager.default.createFile(atPath: handlers, contents: data)
+        _ = FileManager.default.createFile(atPath: main, contents: Data("handlers_dir = \"\(folder)/handlers.d\"\n".utf8))
+        _ = FileManager.default.createFile(atPath: handlers, contents: data)
         _ = ConfigLoader.check(path: main)
     }
 

@@ -52,7 +52,7 @@ struct PushListenerTests {
         limits.readTimeoutSeconds = 1
         configure(&limits)
         let listener = PushListener(address: ListenAddress(host: "127.0.0.1", port: 0),
-                                    sink: PushIntake(coordinator: coordinator, scheduler: scheduler), logger: logger,
+                                    sink: PushIntake(queue: coordinator, scheduler: scheduler), logger: logger,
                                     limits: limits)
         let group = ServiceGroup(configuration: .init(services: [.init(service: listener), .init(service: scheduler)],
                                                       logger: logger))
@@ -97,9 +97,9 @@ struct PushListenerTests {
 
             let right = await push(port, "feed", token: Self.feedToken, body: #"{"id":42}"#)
             #expect(right.status == 202 && right.body.contains(#""deferred":false"#) && !right.closed, "\(right)")
-            let state = await coordinator.state
+            let state = coordinator.state
             #expect(await waitUntil(timeoutSeconds: 15) { (try? state.history(of: "feed", limit: 1).first?.trigger) == "push" })
-            let latest = await coordinator.snapshots.latestContentPath(of: "feed")
+            let latest = coordinator.snapshots.latestContentPath(of: "feed")
             let content = try String(contentsOfFile: latest, encoding: .utf8)
             #expect(content == #"{"id":42}"#, "the body reached the handler as FETCHD_PUSH_DATA")
 

@@ -23,7 +23,7 @@ struct PushTests {
         """
 
     private func content(_ coordinator: FetchCoordinator, _ name: String) async throws -> String {
-        let path = await coordinator.snapshots.latestContentPath(of: name)
+        let path = coordinator.snapshots.latestContentPath(of: name)
         return try String(contentsOfFile: path, encoding: .utf8)
     }
 

@@ -113,13 +113,13 @@ struct WakeOrderTests {
     @Test func hostsTakeTurnsAndEachKeepsItsOrder() {
         let names = ["a1", "a2", "a3", "a4", "b1", "c1", "c2"]
         let handlers = names.map { HandlerConfig(name: $0, kind: .http) }
-        let ordered = FetchCoordinator.interleavedByHost(handlers) { String($0.name.prefix(1)) }
+        let ordered = WakeQueue.interleavedByHost(handlers) { String($0.name.prefix(1)) }
         #expect(ordered.map(\.name) == ["a1", "b1", "c1", "a2", "c2", "a3", "a4"])
     }
 
     @Test func nothingIsLostOrRepeated() {
         let handlers = (0..<500).map { HandlerConfig(name: "h\($0)", kind: .http) }
-        let ordered = FetchCoordinator.interleavedByHost(handlers) { "host\(Int($0.name.dropFirst())! % 7)" }
+        let ordered = WakeQueue.interleavedByHost(handlers) { "host\(Int($0.name.dropFirst())! % 7)" }
         #expect(Set(ordered.map(\.name)) == Set(handlers.map(\.name)) && ordered.count == 500)
     }
 }

@@ -59,7 +59,7 @@ struct SimulatorParityTests {
         defer { directory.remove() }
         let coordinator = try TestConfig.coordinator(in: directory, handlers: Self.handlers)
         let handler = try #require(await coordinator.config.handler(named: "news"))
-        let state = await coordinator.state
+        let state = coordinator.state
         func fetch(at date: Date) throws {
             try state.record(FetchRecord(handler: "news", startedAt: date, finishedAt: date, result: .newData, trigger: .usage))
         }

@@ -18,28 +18,30 @@ public enum Scheduler {
     public static func nextEligible(_ handler: HandlerConfig, state: HandlerState?, now: Date = Date(),
                                     planned: Date? = nil) -> Date? {
         guard handler.enabled, handler.minInterval != .never else { return nil }
-        if let planned {
-            guard handler.honorServerHints, let notBefore = serverFloor(state, now: now) else { return planned }
-            return max(planned, notBefore)
-        }
-        guard let recorded = state?.lastAttemptAt else { return .distantPast }
-        let lastAttempt = min(recorded, now)
+        let server = serverFloor(of: handler, state: state, now: now) ?? .distantPast
+        if let planned { return max(planned, server) }
+        guard let lastAttempt = lastAttempt(state, now: now) else { return .distantPast }
         let floor: Date
         switch handler.minInterval {
         case .never: return nil
         case .minimum: floor = lastAttempt
         case .seconds(let seconds): floor = lastAttempt.addingTimeInterval(seconds)
         }
-        // The server's own floor (Retry-After, max-age), unless the handler ignores hints.
-        guard handler.honorServerHints, let notBefore = serverFloor(state, now: now) else { return floor }
-        return max(floor, notBefore)
+        return max(floor, server)
     }
 
-    /// The server's floor (Retry-After, max-age). It was set as a delay after the last attempt, so
-    /// when the wall clock was stepped back past that attempt it moves back with it: a one-hour
-    /// Retry-After must not become four hours after a three-hour step back.
-    static func serverFloor(_ state: HandlerState?, now: Date) -> Date? {
-        guard let notBefore = state?.notBefore else { return nil }
+    /// The handler's last attempt as scheduling counts it: one dated after `now` (the wall
+    /// clock was stepped back) counts as `now`.
+    static func lastAttempt(_ state: HandlerState?, now: Date) -> Date? {
+        state?.lastAttemptAt.map { min($0, now) }
+    }
+
+    /// The server's floor (Retry-After, max-age), nil when there is none or the handler ignores
+    /// server hints. It was set as a delay after the last attempt, so when the wall clock was
+    /// stepped back past that attempt it moves back with it: a one-hour Retry-After must not
+    /// become four hours after a three-hour step back.
+    static func serverFloor(of handler: HandlerConfig, state: HandlerState?, now: Date) -> Date? {
+        guard handler.honorServerHints, let notBefore = state?.notBefore else { return nil }
         guard let recorded = state?.lastAttemptAt, recorded > now else { return notBefore }
         return notBefore.addingTimeInterval(now.timeIntervalSince(recorded))
     }

@@ -37,7 +37,7 @@ struct DaemonControlHandler: ControlRequestHandler {
         case .used:
             guard let name = request.handler else { return .failure(.badRequest, "used needs a handler name") }
             guard case .recorded(let next) = await coordinator.recordUse(name, source: .explicit) else {
-                return .failure(.unknownHandler, "no handler named \"\(name)\" is loaded (see fetchctl status)")
+                return .unknownHandler(name)
             }
             scheduler.wake()  // the plan changed: the next wake may be sooner
             var response = ControlResponse()
@@ -47,7 +47,7 @@ struct DaemonControlHandler: ControlRequestHandler {
             guard let name = request.handler else { return .failure(.badRequest, "push needs a handler name") }
             do {
                 var response = ControlResponse()
-                response.push = try await PushIntake(coordinator: coordinator, scheduler: scheduler)
+                response.push = try await PushIntake(queue: coordinator, scheduler: scheduler)
                     .push(name, data: Array((request.data ?? "").utf8))
                 return response
             } catch {
@@ -61,7 +61,7 @@ struct DaemonControlHandler: ControlRequestHandler {
         case .usage:
             guard let name = request.handler else { return .failure(.badRequest, "usage needs a handler name") }
             guard let report = await coordinator.usageReport(of: name) else {
-                return .failure(.unknownHandler, "no handler named \"\(name)\" is loaded (see fetchctl status)")
+                return .unknownHandler(name)
             }
             var response = ControlResponse()
             response.usage = report
@@ -71,8 +71,8 @@ struct DaemonControlHandler: ControlRequestHandler {
 
     private func fetch(_ request: ControlRequest) async -> ControlResponse {
         guard let name = request.handler else { return .failure(.badRequest, "fetch needs a handler name") }
-        guard await coordinator.config.handler(named: name) != nil else {
-            return .failure(.unknownHandler, "no handler named \"\(name)\" is loaded (see fetchctl status)")
+        guard await coordinator.isLoaded(name) else {
+            return .unknownHandler(name)
         }
         guard request.wait ?? false else {
             // Without --wait the answer comes before the fetch starts: "already running" is what
@@ -87,10 +87,9 @@ struct DaemonControlHandler: ControlRequestHandler {
             scheduler.submit(FetchJob(handler: name, trigger: .manual, onFinish: { continuation.resume(returning: ($0, $1)) }))
         }
         guard let record else { return .failure(.shuttingDown, "fetchd is shutting down; the fetch did not run") }
-        let snapshot = coordinator.snapshots.latestContentPath(of: name)
         return ControlResponse(fetch: FetchReport(
             handler: name, result: record.result, reason: record.reason,
             durationMilliseconds: record.durationMilliseconds,
-            snapshotPath: FileManager.default.fileExists(atPath: snapshot) ? snapshot : nil, joinedRunning: joined))
+            snapshotPath: coordinator.publishedSnapshot(of: name), joinedRunning: joined))
     }
 }

@@ -26,7 +26,7 @@ final class SessionWatcher: Service, Sendable {
         case closed(BusError)
     }
 
-    private let coordinator: FetchCoordinator
+    private let uses: any UseSink
     private let logger: Logger
     /// Called after a recorded use: the plan changed, the next wake may be sooner.
     private let onUse: @Sendable () -> Void
@@ -36,9 +36,9 @@ final class SessionWatcher: Service, Sendable {
     private let continuation: AsyncStream<Event>.Continuation
 
     /// `bus` is the system bus but for tests of the watcher itself.
-    init(coordinator: FetchCoordinator, logger: Logger, bus: BusConnection.Bus = .system,
+    init(uses: any UseSink, logger: Logger, bus: BusConnection.Bus = .system,
          onUse: @escaping @Sendable () -> Void) {
-        self.coordinator = coordinator
+        self.uses = uses
         self.logger = logger
         self.bus = bus
         self.onUse = onUse
@@ -90,7 +90,7 @@ final class SessionWatcher: Service, Sendable {
 
     /// The handlers that learn from session activity in the configuration now in force.
     private func optedIn() async -> [String] {
-        await coordinator.config.handlers.filter { $0.usage.contains(.session) }.map(\.name)
+        await uses.handlerNames(learningFrom: .session)
     }
 
     private func connectIfWanted(_ link: inout Link, group: inout DiscardingTaskGroup) async {
@@ -152,7 +152,7 @@ final class SessionWatcher: Service, Sendable {
         let now = Date()
         var recorded: [String] = []
         for handler in await optedIn() where folder.startsSession(handler, at: now) {
-            _ = await coordinator.recordUse(handler, source: .session, at: now)
+            _ = await uses.recordUse(handler, source: .session, at: now)
             recorded.append(handler)
         }
         guard !recorded.isEmpty else {

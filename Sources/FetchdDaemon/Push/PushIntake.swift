@@ -1,13 +1,14 @@
 import FetchdControl
 import FetchdCore
 import FetchdPush
+import Foundation
 
 /// The one way a push enters the daemon, from the control socket (`fetchctl push`) or the push
 /// listener: the data is checked, the handler's `push_limit` applied, and a push within the
 /// limit is queued to the scheduler as a fetch with trigger `push`.
 struct PushIntake: PushSink {
     /// Applies the limits and keeps the deferred pushes.
-    let coordinator: FetchCoordinator
+    let queue: any PushQueue
     /// Runs the fetches of pushes within the limit.
     let scheduler: SchedulerService
 
@@ -19,7 +20,7 @@ struct PushIntake: PushSink {
         // Checked before the push is counted. Once admitted the push is on disk until its fetch is
         // recorded: a stop (or a SIGKILL) before then leaves it for the next start to run.
         guard scheduler.acceptsJobs else { throw .shuttingDown }
-        let admitted = try await coordinator.admitPush(name, data: text)
+        let admitted = try await queue.admitPush(name, data: text, now: Date())
         if let immediate = admitted.immediate {
             scheduler.submit(FetchJob(handler: name, trigger: .push, push: immediate, onFinish: nil))
         } else {
@@ -30,11 +31,11 @@ struct PushIntake: PushSink {
 
     /// `name`'s push token, nil when it has none or is not loaded.
     func pushToken(of name: String) async -> String? {
-        await coordinator.pushToken(of: name)
+        await queue.pushToken(of: name)
     }
 
     /// Kept for `fetchctl status`.
     func listenerAddressChanged(_ address: String?) async {
-        await coordinator.setPushListenerAddress(address)
+        await queue.setPushListenerAddress(address)
     }
 }

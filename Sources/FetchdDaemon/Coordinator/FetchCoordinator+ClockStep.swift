@@ -13,14 +13,14 @@ extension FetchCoordinator {
         var states = (try? state.allStates()) ?? [:]
         for (name, stored) in states {
             guard let recorded = stored.lastAttemptAt, recorded > now else {
-                if clockStepSeen[name] != nil { clockStepSeen[name] = nil }  // it ran since
+                if runtime[name]?.clockStep != nil { runtime[name]?.clockStep = nil }  // it ran since
                 continue
             }
             var seenAt = now
-            if let earlier = clockStepSeen[name], earlier.recorded == recorded, earlier.seenAt <= now {
+            if let earlier = runtime[name]?.clockStep, earlier.recorded == recorded, earlier.seenAt <= now {
                 seenAt = earlier.seenAt
             }
-            clockStepSeen[name] = (recorded, seenAt)
+            runtime[name, default: HandlerRuntime()].clockStep = (recorded, seenAt)
             var adjusted = stored
             adjusted.lastAttemptAt = seenAt
             adjusted.notBefore = stored.notBefore.map { $0.addingTimeInterval(seenAt.timeIntervalSince(recorded)) }

@@ -26,7 +26,7 @@ final class ReadWatcher: Service, Sendable {
 
     private enum Role { case root, handlerFolder(String), version(String) }
 
-    private let coordinator: FetchCoordinator
+    private let uses: any UseSink
     /// Called after a recorded use: the plan changed, the next wake may be sooner.
     private let onUse: @Sendable () -> Void
     private let root: String
@@ -35,9 +35,11 @@ final class ReadWatcher: Service, Sendable {
     private let watches = Mutex(Watches())
     private let queue = DispatchQueue(label: "fetchd-read-watcher")
     private let folder = UseFolder()
+    /// How long after a handler's fetch its own program's opens may still arrive from inotify.
+    static let ownReadsSeconds = 2.0
 
-    init(coordinator: FetchCoordinator, cacheDirectory: String, logger: Logger, onUse: @escaping @Sendable () -> Void) {
-        self.coordinator = coordinator
+    init(uses: any UseSink, cacheDirectory: String, logger: Logger, onUse: @escaping @Sendable () -> Void) {
+        self.uses = uses
         self.onUse = onUse
         self.root = cacheDirectory
         self.logger = logger
@@ -69,7 +71,7 @@ final class ReadWatcher: Service, Sendable {
     /// Watches the handlers that learn from reads in the configuration now in force (at start
     /// and after a reload).
     func refresh() async {
-        let wanted = Set(await coordinator.config.handlers.filter { $0.usage.contains(.reads) }.map(\.name))
+        let wanted = Set(await uses.handlerNames(learningFrom: .reads))
         watches.withLock { $0.handlers = wanted }
         add(root, mask: UInt32(IN_CREATE | IN_ONLYDIR), role: .root)
         for handler in wanted { watchHandler(handler) }
@@ -129,11 +131,12 @@ final class ReadWatcher: Service, Sendable {
     }
 
     private func record(_ handler: String) async {
-        // The handler's own program reading its previous snapshot is not a use.
-        guard await !coordinator.ranRecently(handler) else { return }
+        // The handler's own program reading its previous snapshot is not a use; its opens may
+        // arrive from inotify a moment after it ended.
+        guard await !uses.ranRecently(handler, within: Self.ownReadsSeconds) else { return }
         let now = Date()
         if watches.withLock({ $0.handlers.contains(handler) }), folder.startsSession(handler, at: now) {
-            _ = await coordinator.recordUse(handler, source: .reads, at: now)
+            _ = await uses.recordUse(handler, source: .reads, at: now)
             onUse()
         }
     }

@@ -6,16 +6,16 @@ extension FetchCoordinator {
     /// Puts a new configuration in force. Fetches in flight finish under the config they started
     /// with; removed handlers are simply no longer scheduled.
     public func apply(_ newConfig: LoadedConfig) {
-        if newConfig.daemon.maxConcurrent != config.daemon.maxConcurrent {
-            limiter.resize(to: newConfig.daemon.maxConcurrent)
-        }
-        if Self.httpLimits(newConfig.daemon) != Self.httpLimits(config.daemon) {
-            httpLimiter.resize(to: newConfig.daemon.httpMaxTransfers, perKeyLimit: newConfig.daemon.httpMaxHostConnections)
-            httpClient.update(Self.httpLimits(newConfig.daemon))
-        }
+        pipeline.resize(from: config.daemon, to: newConfig.daemon)
         config = newConfig
         rejectedReload = []
-        plans = [:]  // budgets, sources or intervals may have changed
+        // Budgets, sources or intervals may have changed: every plan is made again. Removed
+        // handlers' entries go, unless a fetch, a wake or a push still counts on them.
+        runtime = runtime.filter { newConfig.handler(named: $0.key) != nil || $0.value.isBusy }.mapValues { entry in
+            var entry = entry
+            entry.plan = nil
+            return entry
+        }
     }
 
     /// Records that a reload was rejected; `fetchctl status` and the status line show it.

@@ -5,16 +5,15 @@ import FetchdSnapshots
 import FetchdState
 import Foundation
 
-extension FetchCoordinator {
-    /// Turns a run's outcome into a result to commit, preparing the snapshot for new data.
+extension FetchPipeline {
+    /// Turns a run's outcome into a result to publish, preparing the snapshot for new data.
     ///
-    /// Off the actor (`@concurrent`): hashing a large snapshot must not hold up status, other
-    /// fetches or the watchdog.
+    /// On the global executor (`@concurrent`): hashing a large snapshot must not hold up the
+    /// caller's executor.
     @concurrent
-    static func settle(_ handler: HandlerConfig, outcome: FetchRunner.Outcome, outputPath: String,
-                       trigger: FetchTrigger, startedAt: Date, snapshots: SnapshotStore,
-                       knownDigest: (sha256: String, bytes: Int)? = nil,
-                       currentVersion: String?? = nil) async -> ResultCommitter.Item {
+    func settle(_ handler: HandlerConfig, outcome: FetchRunner.Outcome, outputPath: String,
+                trigger: FetchTrigger, startedAt: Date, knownDigest: (sha256: String, bytes: Int)? = nil,
+                currentVersion: String?? = nil) async -> ResultCommitter.Item {
         let finishedAt = Date()
         func item(_ result: FetchResult, notBefore: Date? = nil) -> ResultCommitter.Item {
             Self.item(handler, trigger: trigger, startedAt: startedAt, finishedAt: finishedAt, result: result,
@@ -24,7 +23,7 @@ extension FetchCoordinator {
             snapshots.discard(stagedFile: outputPath)
             return item(outcome.interrupted ? .failed(reason: "stopped: fetchd is shutting down") : .expired)
         }
-        let notBefore = serverFloor(in: completion, finishedAt: finishedAt)
+        let notBefore = Self.serverFloor(in: completion, finishedAt: finishedAt)
         switch completion {
         case .noData:
             snapshots.discard(stagedFile: outputPath)
@@ -56,7 +55,7 @@ extension FetchCoordinator {
                 return item(.failed(reason: "cannot write the snapshot: \(error)"))
             }
             var result = item(.newData, notBefore: notBefore)
-            result.record.validators = validators(in: details)
+            result.record.validators = Self.validators(in: details)
             switch prepared {
             case .unchanged(let metadata):
                 result.record.fetch = FetchRecord(

@@ -13,11 +13,9 @@ extension FetchCoordinator {
         if markSeen { try? state.markSeen() }
         let globalFloor = globalBudgetFloor(now: now)
         // Pushes this daemon is fetching at once are not waiting for anything.
-        let waiting = pendingPushes().filter { $0.owner != instance }
-        let pushes = Dictionary(waiting.map { ($0.handler, $0) }, uniquingKeysWith: { first, _ in first })
+        let pushes = self.pushes.waiting()
         let handlers = config.handlers.map { handler in
             let handlerState = states[handler.name]
-            let snapshot = snapshots.latestContentPath(of: handler.name)
             var plan = plannedFetch(handler)
             if var held = plan, let floor = globalFloor, floor > held.date {
                 held.date = floor
@@ -36,12 +34,12 @@ extension FetchCoordinator {
                     .map { max($0, now) }, pushes[handler.name]?.dueAt].compactMap { $0 }.min(),
                 newDataSinceLastLook: handlerState?.newDataUnseen ?? 0,
                 consecutiveFailures: handlerState?.consecutiveFailures ?? 0,
-                snapshotPath: FileManager.default.fileExists(atPath: snapshot) ? snapshot : nil)
+                snapshotPath: publishedSnapshot(of: handler.name))
             status.planReason = plan?.reason
             status.pendingPushAt = pushes[handler.name]?.dueAt
             status.pendingPushes = pushes[handler.name]?.pushes
             status.pushLimit = handler.pushLimit.description
-            status.transfer = transferStatus(of: handler, state: handlerState)
+            status.transfer = pipeline.transferStatus(of: handler, state: handlerState)
             // Only for scheduled handlers: one run on request alone waits for nothing.
             if handler.enabled, handler.minInterval != .never {
                 status.waitingFor = unmetConditions(handler)
@@ -55,11 +53,17 @@ extension FetchCoordinator {
         let problems = rejected + config.diagnostics.map {
             ConfigProblem(file: $0.file, line: $0.line, key: $0.key, handler: $0.handler, message: $0.message)
         }
-        var report = StatusReport(daemonVersion: Defaults.version, configFile: config.mainFile, startedAt: startedAt,
+        var report = StatusReport(daemonVersion: Defaults.version, configFile: config.mainFile, startedAt: instance.startedAt,
                                   handlers: handlers, configProblems: problems)
-        report.pushListener = pushListenerAddress
+        report.pushListener = instance.pushListenerAddress
         report.handlersDirectory = config.handlersDirectory
         return report
+    }
+
+    /// The path of `name`'s latest published content, nil while it has none.
+    nonisolated func publishedSnapshot(of name: String) -> String? {
+        let path = snapshots.latestContentPath(of: name)
+        return FileManager.default.fileExists(atPath: path) ? path : nil
     }
 
     /// The newest `limit` results of `name`, newest first; nil when no such handler is loaded

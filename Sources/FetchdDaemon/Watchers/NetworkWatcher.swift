@@ -23,7 +23,7 @@ final class NetworkWatcher: Service, Sendable {
         case closed(BusError)
     }
 
-    private let coordinator: FetchCoordinator
+    private let conditions: any ConditionsSink
     private let logger: Logger
     private let onChange: @Sendable () -> Void
     private let bus: BusConnection.Bus
@@ -31,9 +31,9 @@ final class NetworkWatcher: Service, Sendable {
     private let continuation: AsyncStream<Event>.Continuation
 
     /// `bus` is the system bus but for tests of the watcher itself.
-    init(coordinator: FetchCoordinator, logger: Logger, bus: BusConnection.Bus = .system,
+    init(conditions: any ConditionsSink, logger: Logger, bus: BusConnection.Bus = .system,
          onChange: @escaping @Sendable () -> Void) {
-        self.coordinator = coordinator
+        self.conditions = conditions
         self.logger = logger
         self.bus = bus
         self.onChange = onChange
@@ -99,11 +99,11 @@ final class NetworkWatcher: Service, Sendable {
     }
 
     private func apply(_ state: NetworkState?) async {
-        if await coordinator.setNetworkManagerState(state) { onChange() }
+        if await conditions.setNetworkManagerState(state) { onChange() }
     }
 
     private func wanted() async -> Bool {
-        await coordinator.config.handlers.contains { ConditionCheck.needsNetwork($0) }
+        await conditions.anyHandlerNeedsNetwork()
     }
 
     private func connectIfWanted(_ link: inout Link, group: inout DiscardingTaskGroup) async {

@@ -2,6 +2,7 @@ import FetchdConfig
 import FetchdControl
 import FetchdHandlers
 import FetchdSystemd
+import Foundation
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -13,7 +14,7 @@ import UnixSignals
 /// status line and in `fetchctl status`, and answered to the request. One reload at a time, in
 /// the order asked.
 struct ReloadService: Service {
-    let coordinator: FetchCoordinator
+    let target: any ConfigTarget
     let notifier: SystemdNotifier
     let logger: Logger
     /// Loads the configuration the same way start-up did (same file, same overrides).
@@ -48,11 +49,11 @@ struct ReloadService: Service {
             let loaded = try load()
             problems = loaded.diagnostics
             if problems.isEmpty {
-                restartOnly = Self.restartOnlyChanges(from: await coordinator.config.daemon, to: loaded.daemon)
+                restartOnly = Self.restartOnlyChanges(from: await target.config.daemon, to: loaded.daemon)
                 for key in restartOnly {
                     logger.warning("\(key) changed: it takes effect only when fetchd restarts")
                 }
-                await coordinator.apply(loaded)
+                await target.apply(loaded)
                 await afterApply()
             }
         } catch {
@@ -61,14 +62,14 @@ struct ReloadService: Service {
         for problem in problems {
             logger.error("reload rejected, previous configuration kept: \(problem.description)", metadata: problem.journalMetadata)
         }
-        if !problems.isEmpty { await coordinator.rejectReload(problems) }
-        let handlers = await coordinator.config.handlers
+        if !problems.isEmpty { await target.rejectReload(problems) }
+        let handlers = await target.config.handlers
         let enabled = handlers.filter(\.enabled).count, disabled = handlers.count - enabled
         if problems.isEmpty {
             logger.notice("configuration reloaded: \(enabled) handler(s)\(disabled > 0 ? ", \(disabled) disabled" : "")",
                           metadata: [MessageID.metadataKey: "\(MessageID.reloaded)"])
         }
-        notifier.reloaded(status: await coordinator.statusLine())
+        notifier.reloaded(status: await target.statusLine(now: Date()))
         return ReloadReport(applied: problems.isEmpty, handlers: enabled, disabledHandlers: disabled,
                             problems: problems.map(\.description), restartOnly: restartOnly)
     }
@@ -86,23 +87,5 @@ extension ReloadService {
         if old.cacheMaxBytes != new.cacheMaxBytes { changed.append("cache_max_bytes") }
         if old.pushListen != new.pushListen { changed.append("push_listen") }
         return changed
-    }
-}
-
-/// Pings the systemd watchdog at half its interval, but only after the coordinator answers:
-/// if the daemon's loop is stuck, the pings stop and systemd restarts the service.
-struct WatchdogService: Service {
-    let coordinator: FetchCoordinator
-    let notifier: SystemdNotifier
-    let interval: Duration
-
-    func run() async {
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            await coordinator.heartbeat()
-            notifier.watchdog()
-            // The service group waits for this service to return before stopping the others:
-            // the sleep must end as soon as shutdown begins, not half a watchdog interval later.
-            _ = await cancelWhenGracefulShutdown { await DeadlineTimer.shared.sleep(for: interval / 2) }
-        }
     }
 }

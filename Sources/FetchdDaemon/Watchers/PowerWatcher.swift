@@ -17,7 +17,7 @@ import Glibc
 /// elsewhere). Either wakes it; nothing is polled. The coordinator also reads the supplies again
 /// on every wake, in case both miss a change.
 final class PowerWatcher: Service, Sendable {
-    private let coordinator: FetchCoordinator
+    private let conditions: any ConditionsSink
     private let directory: String
     private let logger: Logger
     private let onChange: @Sendable () -> Void
@@ -28,8 +28,8 @@ final class PowerWatcher: Service, Sendable {
 
     /// Watches `directory` (the configured `power_supply_dir`; a reload's new value takes effect
     /// at the next start, and at every wake through the coordinator's own reads).
-    init(coordinator: FetchCoordinator, directory: String, logger: Logger, onChange: @escaping @Sendable () -> Void) {
-        self.coordinator = coordinator
+    init(conditions: any ConditionsSink, directory: String, logger: Logger, onChange: @escaping @Sendable () -> Void) {
+        self.conditions = conditions
         self.directory = directory
         self.logger = logger
         self.onChange = onChange
@@ -68,7 +68,7 @@ final class PowerWatcher: Service, Sendable {
         }
         await withGracefulShutdownHandler {
             for await _ in changes {
-                if await coordinator.refreshPower() { onChange() }
+                if await conditions.refreshPower() { onChange() }
             }
         } onGracefulShutdown: {
             continuation.finish()

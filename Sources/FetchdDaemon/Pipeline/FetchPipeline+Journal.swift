@@ -3,7 +3,7 @@ import FetchdState
 import FetchdSystemd
 import Logging
 
-extension FetchCoordinator {
+extension FetchPipeline {
     /// Logs a durable result: one journal entry per fetch, with its MESSAGE_ID.
     func log(_ record: FetchRecord, snapshot: String?, messageID: String? = nil) {
         let result = record.fetchResult ?? .failed(reason: record.reason ?? record.result)

@@ -1,11 +1,12 @@
 import FetchdConfig
 import FetchdState
 
-extension FetchCoordinator {
+/// The order a wake starts its due handlers in, and the window of tasks it runs them with.
+enum WakeQueue {
     /// Runs `body` for each of `handlers`, at most `width` at once, and returns the records.
-    /// Off the actor: the window's bookkeeping (a finished fetch, the next one added) would
-    /// otherwise queue for the actor once per fetch, behind the fetches' own work on it.
-    nonisolated static func runWindow(_ handlers: [HandlerConfig], width: Int,
+    /// Off the coordinator: the window's bookkeeping (a finished fetch, the next one added)
+    /// would otherwise queue for the actor once per fetch, behind the fetches' own work on it.
+    static func run(_ handlers: [HandlerConfig], width: Int,
                                       _ body: @escaping @Sendable (HandlerConfig) async -> FetchRecord) async -> [FetchRecord] {
         await withTaskGroup(of: FetchRecord.self) { group in
             var next = handlers.makeIterator()

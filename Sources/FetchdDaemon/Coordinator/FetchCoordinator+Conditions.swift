@@ -4,7 +4,7 @@ import Foundation
 extension FetchCoordinator {
     /// The network as the scheduler sees it: NetworkManager's view while it is on the system
     /// bus, else the `network_metered` setting (and online).
-    var network: NetworkState { networkManagerState ?? .setting(metered: config.daemon.networkMetered) }
+    var network: NetworkState { conditions.networkManager ?? .setting(metered: config.daemon.networkMetered) }
 
     /// Reads the power supplies again; returns whether anything changed. Called on every wake
     /// and status request: inotify on sysfs attribute files is not delivered for most drivers
@@ -13,9 +13,9 @@ extension FetchCoordinator {
     @discardableResult
     func refreshPower() -> Bool {
         let now = PowerState.read(from: config.daemon.powerSupplyDirectory)
-        guard now != power else { return false }
+        guard now != conditions.power else { return false }
         logger.info("power: \(now.onAC ? "on AC" : "on battery")\(now.batteryPercent.map { ", battery \($0) %" } ?? "")")
-        power = now
+        conditions.power = now
         pauseTransfersWithUnmetConditions()
         return true
     }
@@ -25,7 +25,7 @@ extension FetchCoordinator {
     @discardableResult
     func setNetworkManagerState(_ state: NetworkState?) -> Bool {
         let before = network
-        networkManagerState = state
+        conditions.networkManager = state
         guard network != before else { return false }
         logger.info("network: \(network.online ? "online" : "offline"), \(network.meteredText)")
         pauseTransfersWithUnmetConditions()
@@ -34,7 +34,7 @@ extension FetchCoordinator {
 
     /// Why `handler`'s scheduled fetch waits now; nil when its conditions hold.
     func unmetConditions(_ handler: HandlerConfig) -> String? {
-        ConditionCheck.unmet(handler, power: power, network: network)
+        ConditionCheck.unmet(handler, power: conditions.power, network: network)
     }
 
     /// The due handlers whose conditions hold; the others are deferred (they stay due and run
@@ -44,12 +44,13 @@ extension FetchCoordinator {
         for handler in due {
             let name = handler.name
             if let reason = unmetConditions(handler) {
-                if deferredReasons[name] != reason {
+                if runtime[name]?.deferredReason != reason {
                     logger.info("\(name): deferred: \(reason)", metadata: ["handler": "\(name)"])
-                    deferredReasons[name] = reason
+                    runtime[name, default: HandlerRuntime()].deferredReason = reason
                 }
             } else {
-                if deferredReasons.removeValue(forKey: name) != nil {
+                if let entry = runtime[name], entry.deferredReason != nil {
+                    runtime[name]?.deferredReason = nil
                     logger.info("\(name): conditions hold again: fetching", metadata: ["handler": "\(name)"])
                 }
                 ready.append(handler)

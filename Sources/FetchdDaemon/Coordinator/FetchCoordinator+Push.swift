@@ -1,0 +1,50 @@
+import FetchdConfig
+import FetchdControl
+import FetchdCore
+import FetchdState
+import Foundation
+
+extension FetchCoordinator {
+    /// The pushes kept in the database, as this daemon sees them.
+    var pushes: DeferredPushes { DeferredPushes(state: state, logger: logger, owner: instance.id) }
+
+    /// Applies `name`'s `push_limit` to a push arriving at `now` (`DeferredPushes.admit`).
+    public func admitPush(_ name: String, data: String?, now: Date = Date()) throws(PushRefusal) -> AdmittedPush {
+        guard let handler = config.handler(named: name) else { throw .unknownHandler(name) }
+        return try pushes.admit(handler, data: data, now: now)
+    }
+
+    /// Takes the deferred pushes due at `now` of loaded handlers that are neither running nor
+    /// holding a push a wake took; by handler.
+    func takeDuePushes(now: Date) -> [String: PendingPush] {
+        let taken = pushes.takeDue(now: now) { name in
+            isRunning(name) || runtime[name]?.pushTaken == true ? nil : config.handler(named: name)
+        }
+        for name in taken.keys { runtime[name, default: HandlerRuntime()].pushTaken = true }
+        return taken
+    }
+
+    /// When the earliest deferred push of a loaded handler that is not running is due: the
+    /// scheduler wakes for it.
+    func nextPushDue() -> Date? {
+        pushes.nextDue { name in
+            isLoaded(name) && !isRunning(name) && runtime[name]?.pushTaken != true
+        }
+    }
+
+    /// Every pending push, earliest first.
+    func pendingPushes() -> [PendingPush] { pushes.pending() }
+
+    /// Records where the push listener listens, once it is bound.
+    func setPushListenerAddress(_ address: String?) { instance.pushListenerAddress = address }
+
+    /// Where the push listener listens, once it is bound.
+    var pushListenerAddress: String? { instance.pushListenerAddress }
+
+    /// The bearer token the push listener accepts for `name`: nil when no such handler is loaded
+    /// or it has no `push_token_file` (both answered alike). Read per request, so a reload's
+    /// tokens take effect at once.
+    func pushToken(of name: String) -> String? {
+        config.handler(named: name)?.pushToken
+    }
+}

@@ -1,0 +1,86 @@
+import FetchdConfig
+import FetchdControl
+import FetchdCore
+import FetchdPlanner
+import FetchdState
+import Foundation
+
+extension FetchCoordinator {
+    /// What `recordUse` did.
+    public enum UseOutcome: Sendable, Equatable {
+        /// No such handler is loaded.
+        case unknownHandler
+        /// Stored; the handler's next planned fetch (nil when it does not learn its usage).
+        case recorded(next: FetchPlanner.Decision?)
+    }
+
+    /// A plan older than this is made again even if nothing happened: its 24-hour horizon has
+    /// moved on (seconds).
+    static let planLifetimeSeconds = 3600.0
+
+    /// Reads the planner's inputs from the state database.
+    nonisolated var planning: UsagePlanning { UsagePlanning(state: state) }
+
+    /// Records a use of `name`'s content (durably) and plans its next fetch again.
+    public func recordUse(_ name: String, source: HandlerConfig.UsageSource, at date: Date = Date()) -> UseOutcome {
+        guard let handler = config.handler(named: name) else { return .unknownHandler }
+        do {
+            try state.recordUse(of: name, at: date, utcOffsetSeconds: SystemTimeZone.secondsFromGMT(at: date),
+                                source: source.rawValue)
+        } catch {
+            logger.error("\(name): cannot record a use in \(state.path): \(error)")
+        }
+        logger.debug("\(name): used (\(source.rawValue))", metadata: ["handler": "\(name)"])
+        runtime[name]?.plan = nil
+        return .recorded(next: plannedFetch(handler, now: Date()))
+    }
+
+    /// The usage planner's next fetch for a handler that learns its usage, else nil; the
+    /// latest decision while it is younger than `planLifetimeSeconds`.
+    public func plannedFetch(_ handler: HandlerConfig, now: Date = Date()) -> FetchPlanner.Decision? {
+        guard handler.learnsUsage, handler.enabled, handler.minInterval != .never else { return nil }
+        if let plan = runtime[handler.name]?.plan, now.timeIntervalSince(plan.madeAt) < Self.planLifetimeSeconds {
+            return plan.decision
+        }
+        let (decision, floor) = decide(handler, now: now)
+        runtime[handler.name, default: HandlerRuntime()].plan = (decision, floor, now)
+        return decision
+    }
+
+    /// A fresh decision, not the kept one (`UsagePlanning.decide`).
+    func decide(_ handler: HandlerConfig, now: Date) -> (decision: FetchPlanner.Decision, floor: Date) {
+        planning.decide(handler, now: now)
+    }
+
+    /// What `fetchctl usage NAME` shows; nil when no such handler is loaded.
+    public func usageReport(of name: String, now: Date = Date()) -> UsageReport? {
+        guard let handler = config.handler(named: name) else { return nil }
+        return planning.report(of: handler, now: now, planned: { plannedFetch(handler, now: now) })
+    }
+
+    /// Planned times of the learning handlers, for the scheduler, held back by the shared
+    /// budget (`global_budget`) when it is spent.
+    func plannedDates(now: Date) -> [String: Date] {
+        plannedDates(now: now, globalUse: globalBudgetUse(now: now))
+    }
+
+    /// `plannedDates(now:)` with the shared budget's use as the caller has read it.
+    func plannedDates(now: Date, globalUse: UsagePlanning.GlobalBudgetUse?) -> [String: Date] {
+        var dates: [String: Date] = [:]
+        let floor = UsagePlanning.floor(of: globalUse)
+        for handler in config.handlers where handler.learnsUsage {
+            if let decision = plannedFetch(handler, now: now) { dates[handler.name] = max(decision.date, floor ?? .distantPast) }
+        }
+        return dates
+    }
+
+    /// The earliest each planned handler may run at all (`min_interval` and its own budget): a
+    /// wake may run it a little before its planned time, never before this.
+    func plannedFloors() -> [String: Date] { runtime.compactMapValues { $0.plan?.floor } }
+
+    /// How much of `global_budget` is used, when one is set.
+    func globalBudgetUse(now: Date) -> UsagePlanning.GlobalBudgetUse? { planning.globalBudgetUse(config, now: now) }
+
+    /// When `global_budget` allows the next usage-planned fetch, if it is spent now.
+    func globalBudgetFloor(now: Date) -> Date? { UsagePlanning.floor(of: globalBudgetUse(now: now)) }
+}

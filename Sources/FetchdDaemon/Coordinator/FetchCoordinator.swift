@@ -1,0 +1,184 @@
+import FetchdConfig
+import FetchdCore
+import FetchdHandlers
+import FetchdSnapshots
+import FetchdState
+import Foundation
+import Logging
+
+/// Decides what runs and when: one fetch at a time per handler, each wake's due handlers
+/// (`runDue`), fetches asked for (`fetch`), pushes, uses and the conditions they wait for. The
+/// fetches themselves run in the `FetchPipeline`, off this actor: it is needed only to start a
+/// fetch and to take its record.
+public actor FetchCoordinator {
+    /// The configuration in force.
+    public internal(set) var config: LoadedConfig
+    /// Problems of the last reload, when it was rejected (the previous config stays in force).
+    var rejectedReload: [ConfigDiagnostic] = []
+    /// Runs, settles and publishes fetches.
+    let pipeline: FetchPipeline
+    /// Each handler's runtime state, by name (entries made on first need).
+    var runtime: [String: HandlerRuntime] = [:]
+    /// The machine's power and network as last seen.
+    var conditions = Conditions()
+    let logger: Logger
+    /// This daemon process, as `fetchctl status` shows it and as the owner of pushes.
+    var instance = DaemonInstance()
+
+    /// Creates a coordinator over opened stores.
+    public init(config: LoadedConfig, snapshots: SnapshotStore, state: StateStore, logger: Logger) {
+        self.config = config
+        self.logger = logger
+        self.pipeline = FetchPipeline(snapshots: snapshots, state: state, daemon: config.daemon, logger: logger)
+    }
+
+    /// The snapshot cache.
+    nonisolated var snapshots: SnapshotStore { pipeline.snapshots }
+    /// The state database.
+    nonisolated var state: StateStore { pipeline.state }
+
+    /// Whether a handler named `name` is loaded.
+    func isLoaded(_ name: String) -> Bool { config.handler(named: name) != nil }
+
+    /// Whether `name` is running now.
+    func isRunning(_ name: String) -> Bool { runtime[name]?.isRunning ?? false }
+
+    /// Whether a wake took `name` and has not started it yet.
+    func isTakenByWake(_ name: String) -> Bool { runtime[name]?.takenByWake ?? false }
+
+    /// Whether `name` is running or finished less than `seconds` ago (its own program's file
+    /// accesses may still be arriving from inotify).
+    func ranRecently(_ name: String, within seconds: Double) -> Bool {
+        guard let entry = runtime[name] else { return false }
+        return entry.isRunning
+            || entry.finishedAt.map { ContinuousClock.now - $0 < .milliseconds(Int64(seconds * 1000)) } ?? false
+    }
+
+    /// Runs every due handler of this wake together (bounded by the slots) and returns
+    /// when all have finished. Handlers still running from an earlier wake are skipped.
+    /// Returns the records of the fetches it ran.
+    @discardableResult
+    public func runDue(trigger: FetchTrigger = .timer, now: Date = Date()) async -> [FetchRecord] {
+        // Chosen in a synchronous step of its own: a local lives to the end of its scope, and
+        // this scope ends with the wake, so the lists of handlers the choice goes through (in a
+        // wake of 10,000, three more copies of 10,000 configurations) would stay all wake long.
+        guard let wake = takeDue(now: now) else { return [] }
+        // A bounded window of tasks, not one per due handler: ten thousand due handlers would
+        // otherwise hold ten thousand suspended tasks.
+        let window = 2 * (config.daemon.maxConcurrent + config.daemon.httpMaxTransfers)
+        return await WakeQueue.run(wake.queue, width: window) { handler in
+            await self.fetch(handler, trigger: trigger, state: .some(wake.states[handler.name]),
+                             deferred: wake.pushes[handler.name]).record
+        }
+    }
+
+    /// The handlers a wake at `now` runs, in the order it starts them, each taken by the wake;
+    /// nil when none is due.
+    private func takeDue(now: Date) -> (queue: [HandlerConfig], states: [String: HandlerState], pushes: [String: PendingPush])? {
+        let states = schedulingStates(now: now)
+        refreshPower()
+        let globalUse = globalBudgetUse(now: now)
+        let planned = plannedDates(now: now, globalUse: globalUse)
+        // Handlers whose conditions (network, power) do not hold are deferred, not skipped: they
+        // stay due, and a wake when the conditions change (or the next heartbeat) runs them.
+        var eligible = Scheduler.due(config.handlers, states: states, now: now, planned: planned, floors: plannedFloors())
+            .filter { !isRunning($0.name) && !isTakenByWake($0.name) }
+        // Partial transfers resume when their retry time has come, whatever their min_interval.
+        let resuming = transferResumeDates(states: states, now: now).filter { $0.value <= now }
+        let alreadyDue = Set(eligible.map(\.name))
+        eligible += config.handlers.filter { resuming[$0.name] != nil && !alreadyDue.contains($0.name) }
+        var due = UsagePlanning.withinGlobalBudget(holdingConditions(eligible), planned: planned, globalUse: globalUse)
+        // Deferred pushes whose time has come run as push fetches, with their data.
+        let pushes = takeDuePushes(now: now)
+        if !pushes.isEmpty {
+            let names = Set(due.map(\.name))
+            due += config.handlers.filter { pushes[$0.name] != nil && !names.contains($0.name) }
+        }
+        guard !due.isEmpty else { return nil }
+        logger.debug("wake: \(due.count) handler(s) due: \(due.map(\.name).joined(separator: ", "))")
+        // Each one is handed to `fetch`, which frees it, even at shutdown (`runDue`'s window
+        // drains the queue): none stays taken, and a later wake's taking of it is never undone.
+        for handler in due { runtime[handler.name, default: HandlerRuntime()].takenByWake = true }
+        // Hosts interleaved, so the window never fills with the fetches of one host waiting for
+        // that host's slots.
+        return (WakeQueue.interleavedByHost(due, key: { self.pipeline.slot(for: $0).1 }), states, pushes)
+    }
+
+    /// When the scheduler should wake next. Deferred handlers (conditions unmet) do not count:
+    /// they would ask for a wake now, again and again; a change of conditions wakes them.
+    public func nextWake(now: Date = Date()) -> Date {
+        let states = schedulingStates(now: now)
+        let waiting = config.handlers.filter {
+            !isRunning($0.name) && !isTakenByWake($0.name) && unmetConditions($0) == nil
+        }
+        let wake = Scheduler.nextWake(waiting, states: states, now: now,
+                                      heartbeatSeconds: config.daemon.heartbeatSeconds, planned: plannedDates(now: now))
+        let resume = transferResumeDates(states: states, now: now)
+            .filter { name, _ in config.handler(named: name).map { unmetConditions($0) == nil } ?? false }.values.min()
+        return min(wake, nextPushDue() ?? .distantFuture, resume ?? .distantFuture)
+    }
+
+    /// Runs `name` now, or joins its fetch if one is running; nil when no such handler is loaded.
+    /// A push (`pushData` is its data) never joins: it waits for a running fetch to end and
+    /// fetches again, since the running one cannot know what the push announced.
+    public func fetch(_ name: String, trigger: FetchTrigger, pushData: String? = nil) async -> FetchRecord? {
+        await fetchJoining(name, trigger: trigger, pushData: pushData)?.record
+    }
+
+    /// `fetch(_:trigger:pushData:)`, also saying whether the record is that of a fetch already
+    /// running when this one came to start (`joined`), decided where the join happens: a caller
+    /// that looked before queueing the fetch could be wrong by the time it ran.
+    /// `push` is a push admitted to fetch at once (`admitPush`): it runs with its data and is
+    /// finished (removed from the database) once its result is recorded.
+    public func fetchJoining(_ name: String, trigger: FetchTrigger, pushData: String? = nil,
+                             push: PendingPush? = nil) async -> (record: FetchRecord, joined: Bool)? {
+        guard let handler = config.handler(named: name) else { return nil }
+        return await fetch(handler, trigger: trigger, state: nil, pushData: pushData, deferred: push)
+    }
+
+    /// Runs `handler` now, or joins its fetch. `state` is its stored state when the caller has
+    /// it at hand (a wake read them all at once; `.some(nil)`: never fetched), nil to read it.
+    /// A `deferred` push runs as a push fetch with its data, and is finished (removed from the
+    /// database) once its result is recorded, before anything else can see it again.
+    private func fetch(_ handler: HandlerConfig, trigger: FetchTrigger, state: HandlerState??,
+                       pushData: String? = nil, deferred: PendingPush? = nil) async -> (record: FetchRecord, joined: Bool) {
+        let name = handler.name
+        runtime[name, default: HandlerRuntime()].takenByWake = false  // started: `waiters` covers it from here
+        let trigger = deferred == nil ? trigger : .push
+        var state = state
+        while isRunning(name) {
+            let record = await withCheckedContinuation { runtime[name]?.waiters?.append($0) }
+            if trigger != .push { return (record, true) }
+            state = nil  // the fetch waited for changed it (validators): read it again
+        }
+        runtime[name, default: HandlerRuntime()].waiters = []
+        let record = await execute(handler, trigger: trigger, state: state, pushData: deferred?.data ?? pushData)
+        if let deferred {
+            if deferred.owner != instance.id { runtime[name]?.pushTaken = false }  // a wake took it
+            // A fetch stopped by shutdown did not deliver the push: it stays for the next start.
+            if !Task.isCancelled { pushes.finish(deferred) }
+        }
+        let waiters = runtime[name]?.waiters ?? []
+        runtime[name]?.waiters = nil
+        runtime[name]?.finishedAt = .now
+        waiters.forEach { $0.resume(returning: record) }
+        return (record, false)
+    }
+
+    /// One fetch of `handler` in the pipeline, then what it changes here: the plan, and for a
+    /// transfer paused by its conditions, why it waits.
+    private func execute(_ handler: HandlerConfig, trigger: FetchTrigger, state: HandlerState??,
+                         pushData: String?) async -> FetchRecord {
+        let record: FetchRecord
+        if handler.kind == .transfer {
+            let run = await pipeline.transfer(handler, trigger: trigger, daemon: config.daemon)
+            if let reason = run.pausedBecause { runtime[handler.name]?.deferredReason = reason }
+            record = run.record
+        } else {
+            record = await pipeline.fetch(handler, trigger: trigger, state: state, pushData: pushData, daemon: config.daemon)
+            pipeline.log(record, snapshot: record.version == nil ? nil : snapshots.latestContentPath(of: handler.name))
+        }
+        runtime[handler.name]?.plan = nil  // the budget and the content's age changed: plan again
+        return record
+    }
+}

@@ -1,0 +1,144 @@
+import CurlKit
+import FetchdConfig
+import FetchdCore
+import FetchdHandlers
+import FetchdSnapshots
+import FetchdState
+import Foundation
+import Logging
+
+/// One fetch, from slot to durable result, in the pipeline's three steps: **run** the handler
+/// in a slot under its deadline, **settle** its outcome into a result (and, for new data, a
+/// prepared snapshot), **publish** both (`ResultCommitter`: snapshot swapped in, result
+/// recorded, durably). Background transfers take the same steps outside any deadline
+/// (`FetchPipeline+Transfer.swift`).
+///
+/// It holds no per-handler state and touches no actor: fetches run here concurrently, and the
+/// coordinator (which decides what to run) is needed only before and after.
+final class FetchPipeline: Sendable {
+    /// Where snapshots are staged and published.
+    let snapshots: SnapshotStore
+    /// Where results, validators and uses are recorded.
+    let state: StateStore
+    let logger: Logger
+    /// Slots for exec handlers (programs are costly: `max_concurrent`).
+    let programSlots: ConcurrencyLimiter
+    /// Slots for http fetches, also per host.
+    let httpSlots: ConcurrencyLimiter
+    /// Slots for background transfers (`transfer_max_active`).
+    let transferSlots: ConcurrencyLimiter
+    /// The one libcurl multi handle every http fetch and transfer runs on.
+    let httpClient: HTTPClient
+    /// The transfers running now: progress and pause switches.
+    let transferBoard = TransferBoard()
+    let runner = FetchRunner()
+    /// Makes results durable in batches.
+    let committer: ResultCommitter
+
+    /// Creates the pipeline over opened stores, with slots sized by `daemon`.
+    init(snapshots: SnapshotStore, state: StateStore, daemon: DaemonConfig, logger: Logger) {
+        self.snapshots = snapshots
+        self.state = state
+        self.logger = logger
+        self.programSlots = ConcurrencyLimiter(limit: daemon.maxConcurrent)
+        self.httpSlots = ConcurrencyLimiter(limit: daemon.httpMaxTransfers, perKeyLimit: daemon.httpMaxHostConnections)
+        self.transferSlots = ConcurrencyLimiter(limit: daemon.transferMaxActive)
+        self.httpClient = HTTPClient(limits: Self.httpLimits(daemon))
+        self.committer = ResultCommitter(snapshots: snapshots, state: state, logger: logger)
+    }
+
+    /// libcurl's connection caps, from the same settings as the slots.
+    static func httpLimits(_ daemon: DaemonConfig) -> HTTPClient.Limits {
+        HTTPClient.Limits(maxConnections: daemon.httpMaxTransfers, maxHostConnections: daemon.httpMaxHostConnections)
+    }
+
+    /// Resizes the slots and libcurl's caps to a reloaded configuration's (`old` was in force).
+    func resize(from old: DaemonConfig, to new: DaemonConfig) {
+        if new.maxConcurrent != old.maxConcurrent { programSlots.resize(to: new.maxConcurrent) }
+        if Self.httpLimits(new) != Self.httpLimits(old) {
+            httpSlots.resize(to: new.httpMaxTransfers, perKeyLimit: new.httpMaxHostConnections)
+            httpClient.update(Self.httpLimits(new))
+        }
+    }
+
+    /// Which slots `handler` waits for, and under which key: http fetches by host and port.
+    func slot(for handler: HandlerConfig) -> (ConcurrencyLimiter, String) {
+        if handler.kind == .transfer { return (transferSlots, "") }
+        guard handler.kind == .http else { return (programSlots, "") }
+        return (httpSlots, handler.url.map(ConnectionKey.of) ?? "")
+    }
+
+    /// Runs, settles and publishes one fetch of `handler` (not a transfer). `state` is its
+    /// stored state when the caller has it at hand (`.some(nil)`: never fetched), nil to read it.
+    @concurrent
+    func fetch(_ handler: HandlerConfig, trigger: FetchTrigger, state: HandlerState??, pushData: String?,
+               daemon: DaemonConfig) async -> FetchRecord {
+        let item = await run(handler, trigger: trigger, state: state, pushData: pushData, daemon: daemon)
+        return await committer.commit(item)
+    }
+
+    /// Runs `handler` in a slot and settles the outcome into a result to publish. The slot is
+    /// given back before the result is published, so the next fetches run while it is written.
+    private func run(_ handler: HandlerConfig, trigger: FetchTrigger, state known: HandlerState??,
+                     pushData: String?, daemon: DaemonConfig) async -> ResultCommitter.Item {
+        let (slots, key) = slot(for: handler)
+        guard await slots.acquire(key: key) else {
+            return Self.item(handler, trigger: trigger, startedAt: Date(),
+                             result: .failed(reason: "stopped before it started: fetchd is shutting down"))
+        }
+        // Time spent waiting for a slot is not the handler's: its deadline starts now.
+        let startedAt = Date()
+        let outputPath: String
+        var userOutputPath: String?
+        do throws(DurableFile.Failure) {
+            if let user = handler.user { userOutputPath = try snapshots.userStagingPath(for: handler.name, user: user) }
+            // An http body is written by fetchd in its future version folder; a program's
+            // output is moved into one (it might leave other files beside it).
+            outputPath = handler.kind == .http ? try snapshots.versionStagingPath(for: handler.name)
+                : snapshots.stagingPath(for: handler.name)
+        } catch {
+            slots.release(key: key)
+            return Self.item(handler, trigger: trigger, startedAt: startedAt,
+                             result: .failed(reason: Self.stagingProblem(error, user: handler.user)))
+        }
+        let current = snapshots.currentVersion(of: handler.name)
+        let context = FetchContext(
+            handlerName: handler.name, trigger: trigger, outputPath: outputPath,
+            previousSnapshotPath: previousSnapshot(of: handler.name, current: current),
+            deadline: .now + .milliseconds(Int64(handler.deadlineSeconds * 1000)),
+            wallDeadline: startedAt.addingTimeInterval(handler.deadlineSeconds),
+            previousValidators: validators(of: handler, current: current, state: known), pushData: pushData,
+            userOutputPath: userOutputPath)
+        let outcome = await runner.run(HandlerFactory.make(handler, daemon: daemon, httpClient: httpClient), context: context)
+        slots.release(key: key)
+        if outcome.ignoredCompletions > 0 {
+            logger.warning("\(handler.name): ignored \(outcome.ignoredCompletions) extra or late completion(s)",
+                           metadata: ["handler": "\(handler.name)"])
+        }
+        return await settle(handler, outcome: outcome, outputPath: outputPath, trigger: trigger, startedAt: startedAt,
+                            knownDigest: outcome.contentDigest.map { ($0.sha256, $0.bytes) },
+                            currentVersion: .some(current))
+    }
+
+    /// The published snapshot a handler may read (`FETCHD_PREVIOUS`). It is looked for only
+    /// behind a `latest` link (`current`): no failed stat on a first fetch.
+    private func previousSnapshot(of name: String, current: String?) -> String? {
+        let latestPath = snapshots.latestContentPath(of: name)
+        return current != nil && access(latestPath, F_OK) == 0 ? latestPath : nil
+    }
+
+    /// The HTTP validators to send for `handler`: those stored with its latest snapshot, while
+    /// that snapshot is of the same URL (after the URL changes they mean nothing).
+    func validators(of handler: HandlerConfig, current: String?? = nil, state known: HandlerState?? = nil) -> [String: String] {
+        guard handler.kind != .exec else { return [:] }
+        let latest = (current ?? snapshots.currentVersion(of: handler.name)).flatMap {
+            snapshots.latest(of: handler.name, version: $0)
+        }
+        guard latest?.details["request_url"] == handler.url,
+              let saved: HandlerState = known ?? (try? state.state(of: handler.name)) ?? nil else { return [:] }
+        var validators: [String: String] = [:]
+        validators[HTTPHandler.etagKey] = saved.etag
+        validators[HTTPHandler.lastModifiedKey] = saved.lastModified
+        return validators
+    }
+}

@@ -1,0 +1,103 @@
+import FetchdConfig
+import FetchdControl
+import FetchdCore
+import FetchdState
+import Foundation
+import Logging
+
+/// What admitting a push made of it.
+public struct AdmittedPush: Sendable {
+    /// The answer for whoever sent it.
+    public var report: PushReport
+    /// Within the limit: the push to fetch at once (`FetchCoordinator.fetchJoining(_:trigger:push:)`),
+    /// already on disk, so that a daemon stopped before recording its fetch runs it at its next start.
+    public var immediate: PendingPush?
+}
+
+/// The pushes kept in the state database: each handler's `push_limit` applied as they arrive,
+/// the ones over it coalesced into one deferred fetch per handler, taken when due.
+///
+/// Every push is on disk before it is answered, and stays until its fetch is recorded: a
+/// daemon stopped (or killed) in between runs it at its next start.
+struct DeferredPushes: Sendable {
+    let state: StateStore
+    let logger: Logger
+    /// This daemon's id (`DaemonInstance.id`): the owner of the pushes it admits to fetch at
+    /// once. A pending push owned by another was left by a daemon that stopped before fetching it.
+    let owner: String
+
+    /// Applies `handler`'s `push_limit` to a push arriving at `now`, durably (on disk before the
+    /// caller answers it). Within the limit the caller runs the fetch at once (`immediate`);
+    /// over it, the push is coalesced into the handler's one deferred fetch (newest data wins),
+    /// which the scheduler runs at the earliest time the limit allows, restarts included.
+    func admit(_ handler: HandlerConfig, data: String?, now: Date) throws(PushRefusal) -> AdmittedPush {
+        let name = handler.name
+        let limit = handler.pushLimit.description
+        let admission: PushAdmission
+        do {
+            admission = try state.admitPush(of: name, data: data, at: now, limit: handler.pushLimit, owner: owner)
+        } catch {
+            logger.error("\(name): cannot record a push in \(state.path): \(error)", metadata: ["handler": "\(name)"])
+            throw .stateUnavailable("\(error)")
+        }
+        switch admission {
+        case .now(let pending):
+            logger.debug("\(name): push accepted", metadata: ["handler": "\(name)"])
+            return AdmittedPush(report: .now(handler: name, limit: limit), immediate: pending)
+        case .deferred(let pending):
+            let report = PushReport.coalesced(handler: name, limit: limit, fetchAt: pending.dueAt, pushes: pending.pushes)
+            logger.info("\(name): push \(report.message)", metadata: ["handler": "\(name)", "trigger": "push"])
+            return AdmittedPush(report: report, immediate: nil)
+        }
+    }
+
+    /// Takes the deferred pushes due at `now`, counting each as a push fetch; by handler. Only
+    /// those `available` gives a configuration for (loaded, not running, not taken already). One
+    /// the limit still has no room for is moved later. Pushes this daemon admitted to fetch at
+    /// once are its intake's to run, not a wake's; those a stopped daemon admitted are taken
+    /// like deferred ones (they were counted already).
+    func takeDue(now: Date, available: (String) -> HandlerConfig?) -> [String: PendingPush] {
+        var taken: [String: PendingPush] = [:]
+        for push in pending() where push.dueAt <= now.addingTimeInterval(Scheduler.dueTolerance) && push.owner != owner {
+            guard let handler = available(push.handler) else { continue }
+            do {
+                switch try state.takeDuePush(of: push.handler, at: now, limit: handler.pushLimit,
+                                             tolerance: Scheduler.dueTolerance) {
+                case .run(let due):
+                    taken[push.handler] = due
+                case .rescheduled(let moved):
+                    logger.info("\(push.handler): deferred push moved to \(moved.dueAt) (push_limit \(handler.pushLimit))")
+                case nil: break
+                }
+            } catch {
+                logger.error("\(push.handler): cannot take a deferred push from \(state.path): \(error)")
+            }
+        }
+        return taken
+    }
+
+    /// When the earliest deferred push that `available` accepts is due.
+    func nextDue(available: (String) -> Bool) -> Date? {
+        pending().first { $0.owner != owner && available($0.handler) }?.dueAt
+    }
+
+    /// The deferred pushes a wake may take, by handler (not those this daemon is fetching at once).
+    func waiting() -> [String: PendingPush] {
+        Dictionary(pending().filter { $0.owner != owner }.map { ($0.handler, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Every pending push, earliest first (none when the database cannot be read).
+    func pending() -> [PendingPush] {
+        do { return try state.pendingPushes() } catch {
+            logger.error("cannot read deferred pushes from \(state.path): \(error)")
+            return []
+        }
+    }
+
+    /// Removes a push whose fetch is recorded (unless a newer push replaced it).
+    func finish(_ push: PendingPush) {
+        do { try state.finishPush(push) } catch {
+            logger.error("\(push.handler): cannot clear the deferred push in \(state.path): \(error); it will run again")
+        }
+    }
+}
