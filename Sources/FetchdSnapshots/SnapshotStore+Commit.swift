@@ -39,11 +39,11 @@ extension SnapshotStore {
     /// is checked again here, so a file changed since cannot be published under that digest).
     /// `staged` is the file's `lstat` when the caller has just taken one (saves a system call).
     /// `currentVersion` is the version `latest` named when the fetch began, when the caller read
-    /// it then (`.some(nil)`: there was none); nil reads `latest` again. Only this fetch can have
+    /// it then (`.read(nil)`: there was none); `.unread` reads `latest` again. Only this fetch can have
     /// moved it since: one snapshot of a handler is prepared and committed at a time.
     public func prepare(stagedFile: String, handler: String, template: SnapshotMetadata, retain: Int,
                         knownDigest: (sha256: String, bytes: Int)? = nil, staged: stat? = nil,
-                        currentVersion: String?? = nil) throws -> Prepared {
+                        currentVersion: Lookup<String> = .unread) throws -> Prepared {
         // Only a regular file with no other name is published: a handler that put a symlink or
         // a hard link at FETCHD_OUTPUT could otherwise make fetchd publish (and chmod) any file
         // fetchd can read, which matters most when the program runs as a user with less rights.
@@ -56,7 +56,7 @@ extension SnapshotStore {
         }
         let (digest, bytes) = try knownDigest.flatMap { $0.bytes == Int(info.st_size) ? $0 : nil }
             ?? Self.sha256(ofFile: stagedFile)
-        let previous = currentVersion.map { $0.flatMap { latest(of: handler, version: $0) } } ?? latest(of: handler)
+        let previous = currentVersion.value(orRead: { self.currentVersion(of: handler) }).flatMap { latest(of: handler, version: $0) }
         if let previous, previous.sha256 == digest, previous.bytes == bytes {
             discard(stagedFile: stagedFile)
             return .unchanged(previous)

@@ -84,7 +84,8 @@ struct PushTests {
             if !started { try await Task.sleep(for: .milliseconds(10)) }
         }
         #expect(started)
-        async let pushed = coordinator.fetch("slow", trigger: .push, pushData: "[1,2]")
+        let immediate = try #require(try await coordinator.admitPush("slow", data: "[1,2]").immediate)
+        async let pushed = coordinator.fetchJoining("slow", trigger: .push, push: immediate)?.record
         let (first, second) = await (manual, pushed)
         #expect(first?.trigger == "manual" && second?.trigger == "push" && first?.id != second?.id,
                 "a push never joins a fetch that cannot know its data")

@@ -94,11 +94,11 @@ extension SnapshotStoreTests {
         _ = try store.commit(stagedFile: try stage(store, "news", "same"), handler: "news", template: template("news"), retain: 3)
         let current = store.currentVersion(of: "news")
         let unchanged = try store.prepare(stagedFile: try stage(store, "news", "same"), handler: "news",
-                                          template: template("news"), retain: 3, currentVersion: .some(current))
+                                          template: template("news"), retain: 3, currentVersion: .read(current))
         guard case .unchanged = unchanged else { Issue.record("expected unchanged, got \(unchanged)"); return }
         // `.some(nil)`: the fetch began with no snapshot, so the same bytes are new data.
         let fresh = try store.prepare(stagedFile: try stage(store, "news", "same"), handler: "news",
-                                      template: template("news"), retain: 3, currentVersion: .some(nil))
+                                      template: template("news"), retain: 3, currentVersion: .read(nil))
         guard case .pending(let version) = fresh else { Issue.record("expected a new version, got \(fresh)"); return }
         #expect(try store.commit([version]).results[0].get().version == version.metadata.version)
     }

@@ -67,7 +67,7 @@ public actor FetchCoordinator {
         // otherwise hold ten thousand suspended tasks.
         let window = 2 * (config.daemon.maxConcurrent + config.daemon.httpMaxTransfers)
         return await WakeQueue.run(wake.queue, width: window) { handler in
-            await self.fetch(handler, trigger: trigger, state: .some(wake.states[handler.name]),
+            await self.fetch(handler, trigger: trigger, state: .read(wake.states[handler.name]),
                              deferred: wake.pushes[handler.name]).record
         }
     }
@@ -119,29 +119,29 @@ public actor FetchCoordinator {
     }
 
     /// Runs `name` now, or joins its fetch if one is running; nil when no such handler is loaded.
-    /// A push (`pushData` is its data) never joins: it waits for a running fetch to end and
-    /// fetches again, since the running one cannot know what the push announced.
-    public func fetch(_ name: String, trigger: FetchTrigger, pushData: String? = nil) async -> FetchRecord? {
-        await fetchJoining(name, trigger: trigger, pushData: pushData)?.record
+    public func fetch(_ name: String, trigger: FetchTrigger) async -> FetchRecord? {
+        await fetchJoining(name, trigger: trigger)?.record
     }
 
-    /// `fetch(_:trigger:pushData:)`, also saying whether the record is that of a fetch already
-    /// running when this one came to start (`joined`), decided where the join happens: a caller
-    /// that looked before queueing the fetch could be wrong by the time it ran.
-    /// `push` is a push admitted to fetch at once (`admitPush`): it runs with its data and is
-    /// finished (removed from the database) once its result is recorded.
-    public func fetchJoining(_ name: String, trigger: FetchTrigger, pushData: String? = nil,
+    /// `fetch(_:trigger:)`, also saying whether the record is that of a fetch already running
+    /// when this one came to start (`joined`), decided where the join happens: a caller that
+    /// looked before queueing the fetch could be wrong by the time it ran.
+    /// `push` is a push admitted to fetch at once (`admitPush`): it runs as a push fetch with its
+    /// data and is finished (removed from the database) once its result is recorded. A push
+    /// never joins: it waits for a running fetch to end and fetches again, since the running one
+    /// cannot know what the push announced.
+    public func fetchJoining(_ name: String, trigger: FetchTrigger,
                              push: PendingPush? = nil) async -> (record: FetchRecord, joined: Bool)? {
         guard let handler = config.handler(named: name) else { return nil }
-        return await fetch(handler, trigger: trigger, state: nil, pushData: pushData, deferred: push)
+        return await fetch(handler, trigger: trigger, state: .unread, deferred: push)
     }
 
     /// Runs `handler` now, or joins its fetch. `state` is its stored state when the caller has
-    /// it at hand (a wake read them all at once; `.some(nil)`: never fetched), nil to read it.
+    /// it at hand (a wake read them all at once; `.read(nil)`: never fetched).
     /// A `deferred` push runs as a push fetch with its data, and is finished (removed from the
     /// database) once its result is recorded, before anything else can see it again.
-    private func fetch(_ handler: HandlerConfig, trigger: FetchTrigger, state: HandlerState??,
-                       pushData: String? = nil, deferred: PendingPush? = nil) async -> (record: FetchRecord, joined: Bool) {
+    private func fetch(_ handler: HandlerConfig, trigger: FetchTrigger, state: Lookup<HandlerState>,
+                       deferred: PendingPush? = nil) async -> (record: FetchRecord, joined: Bool) {
         let name = handler.name
         runtime[name, default: HandlerRuntime()].takenByWake = false  // started: `waiters` covers it from here
         let trigger = deferred == nil ? trigger : .push
@@ -149,10 +149,10 @@ public actor FetchCoordinator {
         while isRunning(name) {
             let record = await withCheckedContinuation { runtime[name]?.waiters?.append($0) }
             if trigger != .push { return (record, true) }
-            state = nil  // the fetch waited for changed it (validators): read it again
+            state = .unread  // the fetch waited for changed it (validators): read it again
         }
         runtime[name, default: HandlerRuntime()].waiters = []
-        let record = await execute(handler, trigger: trigger, state: state, pushData: deferred?.data ?? pushData)
+        let record = await execute(handler, trigger: trigger, state: state, pushData: deferred?.data)
         if let deferred {
             if deferred.owner != instance.id { runtime[name]?.pushTaken = false }  // a wake took it
             // A fetch stopped by shutdown did not deliver the push: it stays for the next start.
@@ -167,7 +167,7 @@ public actor FetchCoordinator {
 
     /// One fetch of `handler` in the pipeline, then what it changes here: the plan, and for a
     /// transfer paused by its conditions, why it waits.
-    private func execute(_ handler: HandlerConfig, trigger: FetchTrigger, state: HandlerState??,
+    private func execute(_ handler: HandlerConfig, trigger: FetchTrigger, state: Lookup<HandlerState>,
                          pushData: String?) async -> FetchRecord {
         let record: FetchRecord
         if handler.kind == .transfer {

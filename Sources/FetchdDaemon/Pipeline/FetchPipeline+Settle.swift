@@ -13,7 +13,7 @@ extension FetchPipeline {
     @concurrent
     func settle(_ handler: HandlerConfig, outcome: FetchRunner.Outcome, outputPath: String,
                 trigger: FetchTrigger, startedAt: Date, knownDigest: (sha256: String, bytes: Int)? = nil,
-                currentVersion: String?? = nil) async -> ResultCommitter.Item {
+                currentVersion: Lookup<String> = .unread) async -> ResultCommitter.Item {
         let finishedAt = Date()
         func item(_ result: FetchResult, notBefore: Date? = nil) -> ResultCommitter.Item {
             Self.item(handler, trigger: trigger, startedAt: startedAt, finishedAt: finishedAt, result: result,

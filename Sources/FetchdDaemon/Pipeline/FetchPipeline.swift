@@ -69,9 +69,9 @@ final class FetchPipeline: Sendable {
     }
 
     /// Runs, settles and publishes one fetch of `handler` (not a transfer). `state` is its
-    /// stored state when the caller has it at hand (`.some(nil)`: never fetched), nil to read it.
+    /// stored state when the caller has it at hand (`.read(nil)`: never fetched).
     @concurrent
-    func fetch(_ handler: HandlerConfig, trigger: FetchTrigger, state: HandlerState??, pushData: String?,
+    func fetch(_ handler: HandlerConfig, trigger: FetchTrigger, state: Lookup<HandlerState>, pushData: String?,
                daemon: DaemonConfig) async -> FetchRecord {
         let item = await run(handler, trigger: trigger, state: state, pushData: pushData, daemon: daemon)
         return await committer.commit(item)
@@ -79,7 +79,7 @@ final class FetchPipeline: Sendable {
 
     /// Runs `handler` in a slot and settles the outcome into a result to publish. The slot is
     /// given back before the result is published, so the next fetches run while it is written.
-    private func run(_ handler: HandlerConfig, trigger: FetchTrigger, state known: HandlerState??,
+    private func run(_ handler: HandlerConfig, trigger: FetchTrigger, state known: Lookup<HandlerState>,
                      pushData: String?, daemon: DaemonConfig) async -> ResultCommitter.Item {
         let (slots, key) = slot(for: handler)
         guard await slots.acquire(key: key) else {
@@ -107,7 +107,7 @@ final class FetchPipeline: Sendable {
             previousSnapshotPath: previousSnapshot(of: handler.name, current: current),
             deadline: .now + .milliseconds(Int64(handler.deadlineSeconds * 1000)),
             wallDeadline: startedAt.addingTimeInterval(handler.deadlineSeconds),
-            previousValidators: validators(of: handler, current: current, state: known), pushData: pushData,
+            previousValidators: validators(of: handler, current: .read(current), state: known), pushData: pushData,
             userOutputPath: userOutputPath)
         let outcome = await runner.run(HandlerFactory.make(handler, daemon: daemon, httpClient: httpClient), context: context)
         slots.release(key: key)
@@ -117,7 +117,7 @@ final class FetchPipeline: Sendable {
         }
         return await settle(handler, outcome: outcome, outputPath: outputPath, trigger: trigger, startedAt: startedAt,
                             knownDigest: outcome.contentDigest.map { ($0.sha256, $0.bytes) },
-                            currentVersion: .some(current))
+                            currentVersion: .read(current))
     }
 
     /// The published snapshot a handler may read (`FETCHD_PREVIOUS`). It is looked for only
@@ -129,13 +129,14 @@ final class FetchPipeline: Sendable {
 
     /// The HTTP validators to send for `handler`: those stored with its latest snapshot, while
     /// that snapshot is of the same URL (after the URL changes they mean nothing).
-    func validators(of handler: HandlerConfig, current: String?? = nil, state known: HandlerState?? = nil) -> [String: String] {
+    func validators(of handler: HandlerConfig, current: Lookup<String> = .unread,
+                    state known: Lookup<HandlerState> = .unread) -> [String: String] {
         guard handler.kind != .exec else { return [:] }
-        let latest = (current ?? snapshots.currentVersion(of: handler.name)).flatMap {
+        let latest = current.value(orRead: { snapshots.currentVersion(of: handler.name) }).flatMap {
             snapshots.latest(of: handler.name, version: $0)
         }
         guard latest?.details["request_url"] == handler.url,
-              let saved: HandlerState = known ?? (try? state.state(of: handler.name)) ?? nil else { return [:] }
+              let saved = known.value(orRead: { (try? state.state(of: handler.name)) ?? nil }) else { return [:] }
         var validators: [String: String] = [:]
         validators[HTTPHandler.etagKey] = saved.etag
         validators[HTTPHandler.lastModifiedKey] = saved.lastModified
