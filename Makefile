@@ -49,20 +49,25 @@ run: build
 status:
 	$(BIN_DIR)/fetchctl --socket $(RUN_DIR)/run/control.sock status
 
-# Four runs. Suites that time deadlines or wait for servers must not share Swift's cooperative
-# pool (two threads on a 2-core machine) with CPU-bound suites, which would hold both threads
-# and delay their timers: the CPU-bound ones (the planner's simulations, the limiter's
-# contention test) run apart, with the short fault runs that load the whole machine (10,000
-# handlers, 2,000 forked children, endless output, two minutes of the soak: FaultTortureTests);
-# the handler suite runs
-# alone, and the systemd suite comes last.
+# Four passes, by test target. Suites that time deadlines or wait for servers must not share
+# Swift's cooperative pool (two threads on a 2-core machine) with CPU-bound suites, which would
+# hold both threads and delay their timers.
+# 1. The library targets' tests and FetchdEndToEndTests (the built fetchd and fetchctl, run as a
+#    user would), together: mostly waiting on processes, they share the machine well.
+# 2. FetchdHandlersTests and CurlKitTests alone: they time handlers' deadlines and libcurl's
+#    transfers against loopback servers to a fraction of a second.
+# 3. The CPU-bound suites apart: the planner's simulations, the limiter's contention test, and
+#    the short fault runs that load the whole machine (10,000 handlers, 2,000 forked children,
+#    endless output, two minutes of the soak: FaultTortureTests).
+# 4. FetchdSystemdTests last: fetchd under a real systemd in a namespace of its own.
 # The passes are shared with the sanitizer runs below: $(call test-passes,BIN_DIR,SWIFT_TEST_OPTIONS,ENV).
 # Tests/test_pass.sh repeats a failed pass's failures at the end of the output (CI shows the tail).
 CPU_BOUND_TESTS := FetchdPlannerTests|ConcurrencyLimiterTests|FaultTortureTests
+TIMED_TESTS := FetchdHandlersTests|CurlKitTests
 define test-passes
-	$(3) FETCHD_BIN_DIR=$(1) Tests/test_pass.sh $(SWIFT) test --skip-build $(2) --skip FetchdSystemdTests --skip FetchdHandlersTests \
-		--skip "$(CPU_BOUND_TESTS)"
-	$(3) FETCHD_BIN_DIR=$(1) Tests/test_pass.sh $(SWIFT) test --skip-build $(2) --filter FetchdHandlersTests
+	$(3) FETCHD_BIN_DIR=$(1) Tests/test_pass.sh $(SWIFT) test --skip-build $(2) --skip FetchdSystemdTests \
+		--skip "$(TIMED_TESTS)" --skip "$(CPU_BOUND_TESTS)"
+	$(3) FETCHD_BIN_DIR=$(1) Tests/test_pass.sh $(SWIFT) test --skip-build $(2) --filter "$(TIMED_TESTS)"
 	$(3) FETCHD_BIN_DIR=$(1) Tests/test_pass.sh $(SWIFT) test --skip-build $(2) --filter "$(CPU_BOUND_TESTS)"
 	$(3) FETCHD_BIN_DIR=$(1) Tests/test_pass.sh $(SWIFT) test --skip-build $(2) --filter FetchdSystemdTests
 endef

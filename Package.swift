@@ -140,7 +140,7 @@ let package = Package(
         // Shared by the test targets: temp folders, locating built binaries, waiting.
         .target(name: "FetchdTestSupport", path: "Tests/FetchdTestSupport"),
         .testTarget(name: "FetchdCoreTests", dependencies: ["FetchdCore", "FetchdTestSupport"]),
-        .testTarget(name: "CurlKitTests", dependencies: ["CurlKit"]),
+        .testTarget(name: "CurlKitTests", dependencies: ["CurlKit", "FetchdTestSupport"]),
         .testTarget(name: "FetchdConfigTests", dependencies: ["FetchdConfig", "FetchdCore", "FetchdTestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(
@@ -180,6 +180,12 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // Tests that run the built fetchd and fetchctl as a user would, outside systemd.
+        .testTarget(
+            name: "FetchdEndToEndTests",
+            dependencies: ["FetchdControl", "FetchdCore", "FetchdSnapshots", "FetchdState", "FetchdTestSupport"]
+        ),
+        // The same under a real systemd, as PID 1 of a namespace of its own.
         .testTarget(name: "FetchdSystemdTests", dependencies: ["FetchdTestSupport"]),
     ]
 )

@@ -1,5 +1,5 @@
 import CurlKit
-import FetchdHandlers
+import FetchdTestSupport
 import Foundation
 import Testing
 
@@ -9,13 +9,13 @@ import Testing
 struct HTTP2Tests {
     /// nginx (Debian's `nginx-light`, installed by `make test-deps`) serving `files` over TLS with
     /// HTTP/2, logging each request's connection number and protocol to `access.log`.
-    static func startNginx(in directory: TempDirectory, certificate: String, key: String, files: Int) throws -> LoopbackServer {
+    static func startNginx(in directory: TemporaryDirectory, certificate: String, key: String, files: Int) throws -> TestHTTPServer {
         let root = directory.file("www")
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         for index in 0..<files {
             try Data(repeating: UInt8(index % 256), count: 1024).write(to: URL(fileURLWithPath: "\(root)/\(index)"))
         }
-        return try LoopbackServer.start { port in
+        return try TestHTTPServer { port in
             let config = """
                 daemon off; master_process off; worker_processes 1; pid \(directory.file("nginx.pid"));
                 error_log \(directory.file("error.log")) warn;
@@ -39,8 +39,8 @@ struct HTTP2Tests {
 
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx"), "nginx-light is not installed (make test-deps)"))
     func fetchesToOneHostShareOneMultiplexedConnection() async throws {
-        let directory = try TempDirectory()
-        let (certificate, key) = try HostileServer.selfSignedCertificate(in: directory)
+        let directory = try TemporaryDirectory("fetchd-hdl")
+        let (certificate, key) = try TestHTTPServer.selfSignedCertificate(in: directory)
         let server = try Self.startNginx(in: directory, certificate: certificate, key: key, files: 20)
         defer { server.stop() }
         // Six connections allowed to the host, yet twenty fetches at once need only one.

@@ -32,7 +32,7 @@ struct HTTPClientCancelTests {
         defer { close(fd) }
         let client = HTTPClient(limits: .init(maxConnections: 256, maxHostConnections: 256))
         defer { client.shutdown() }
-        let directory = try TempDirectory()
+        let directory = try TemporaryDirectory("fetchd-hdl")
         var slow = 0
         for round in 0..<10 {
             let milliseconds = await withTaskGroup(of: Double.self) { group in
@@ -62,7 +62,7 @@ struct HTTPClientCancelTests {
         defer { close(fd) }
         let client = HTTPClient(limits: .init(maxConnections: 8, maxHostConnections: 8))
         defer { client.shutdown() }
-        let directory = try TempDirectory()
+        let directory = try TemporaryDirectory("fetchd-hdl")
         func request(_ name: String) -> HTTPRequest {
             HTTPRequest(url: "http://127.0.0.1:\(port)/", outputPath: directory.file(name), userAgent: "test",
                         timeoutMilliseconds: 60_000, maxBytes: 100)
@@ -101,7 +101,7 @@ struct HTTPClientCancelTests {
         close(closedFD)  // nothing listens there any more: the connection is refused
         let client = HTTPClient(limits: .init(maxConnections: 8, maxHostConnections: 8))
         defer { client.shutdown() }
-        let directory = try TempDirectory()
+        let directory = try TemporaryDirectory("fetchd-hdl")
         func request(_ name: String, port: Int) -> HTTPRequest {
             HTTPRequest(url: "http://127.0.0.1:\(port)/", outputPath: directory.file(name), userAgent: "test",
                         timeoutMilliseconds: 20_000, maxBytes: 100)
@@ -143,7 +143,7 @@ struct HTTPClientCancelTests {
         defer { close(fd) }
         let client = HTTPClient(limits: .init(maxConnections: 8, maxHostConnections: 8))
         defer { client.shutdown() }
-        let directory = try TempDirectory()
+        let directory = try TemporaryDirectory("fetchd-hdl")
         let request = HTTPRequest(url: "http://127.0.0.1:\(port)/", outputPath: directory.file("out"), userAgent: "test",
                                   timeoutMilliseconds: 20_000, maxBytes: 100)
         let stopper = HTTPClient.Stopper()

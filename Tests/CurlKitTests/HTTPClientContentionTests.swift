@@ -1,4 +1,5 @@
 import CurlKit
+import FetchdTestSupport
 import Foundation
 import Testing
 
@@ -45,9 +46,9 @@ struct HTTPClientContentionTests {
     }
 
     @Test func submissionsCancellationsReloadsAndAShutdownInterleave() async throws {
-        let directory = try TempDirectory()
+        let directory = try TemporaryDirectory("fetchd-hdl")
         try Data(repeating: 0x61, count: Self.bodyBytes).write(to: URL(fileURLWithPath: directory.file("body")))
-        let server = try LoopbackServer.files(in: directory.path)
+        let server = try TestHTTPServer.files(in: directory.path)
         defer { server.stop() }
         let client = HTTPClient(limits: .init(maxConnections: 4, maxHostConnections: 2))
         defer { client.shutdown() }

@@ -12,9 +12,9 @@ struct HTTPClientReuseTests {
     /// given a bad argument". Seen under load in the handler suite, where the hostile-server
     /// tests and the transfer tests share `HTTPClient.shared`.
     @Test func aTransferWithItsOwnBufferSizeRunsAfterAnyEarlierFetch() async throws {
-        let server = try HostileServer.start()
+        let server = try TestHTTPServer.hostile()
         defer { server.stop() }
-        let directory = try TempDirectory()
+        let directory = try TemporaryDirectory("fetchd-hdl")
         // One handle at a time, so the second fetch gets the first one's handle if any.
         let client = HTTPClient(limits: .init(maxConnections: 1, maxHostConnections: 1))
         defer { client.shutdown() }

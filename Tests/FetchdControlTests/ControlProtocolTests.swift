@@ -41,7 +41,15 @@ struct ControlProtocolTests {
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             #expect(await waitUntil(timeoutSeconds: 10) { ready.withLock { $0 } })
-            try await body(path)
+            // Stopped gracefully even when the body fails: cancelled with a connection accepted
+            // and not yet served, NIO's server channel traps (apple/swift-nio#2637).
+            do {
+                try await body(path)
+            } catch {
+                await group.triggerGracefulShutdown()
+                try? await tasks.waitForAll()
+                throw error
+            }
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
         }
@@ -51,12 +59,12 @@ struct ControlProtocolTests {
     @Test func requestsRoundTrip() async throws {
         try await withServer { path in
             let client = ControlClient(path: path, timeoutSeconds: Int(SanitizerRun.scaled(5)))
-            let pong = try client.send(ControlRequest(command: .ping)).pong
+            let pong = try await onOwnThread { try client.send(ControlRequest(command: .ping)) }.pong
             #expect(pong?.daemonVersion == "test")
             #expect(pong?.pid == getpid(), "the peer's pid should come from SO_PEERCRED")
-            let fetch = try client.send(ControlRequest(command: .fetch, handler: "news", wait: true))
+            let fetch = try await onOwnThread { try client.send(ControlRequest(command: .fetch, handler: "news", wait: true)) }
             #expect(fetch.ok && fetch.fetch?.result == "newData")
-            let unknown = try client.send(ControlRequest(command: .fetch, handler: "nope"))
+            let unknown = try await onOwnThread { try client.send(ControlRequest(command: .fetch, handler: "nope")) }
             #expect(!unknown.ok && unknown.error?.code == .unknownHandler)
         }
     }
@@ -71,11 +79,11 @@ struct ControlProtocolTests {
 
     @Test func malformedAndWrongVersionRequestsGetClearErrors() async throws {
         try await withServer { path in
-            let garbage = try rawExchange(path, "this is not json\n")
+            let garbage = try await rawExchange(path, "this is not json\n")
             #expect(garbage.contains("bad-request"), "\(garbage)")
-            let future = try rawExchange(path, #"{"version":99,"command":"ping"}"# + "\n")
+            let future = try await rawExchange(path, #"{"version":99,"command":"ping"}"# + "\n")
             #expect(future.contains("unsupported-version"), "\(future)")
-            let unknown = try rawExchange(path, #"{"version":1,"command":"explode"}"# + "\n")
+            let unknown = try await rawExchange(path, #"{"version":1,"command":"explode"}"# + "\n")
             #expect(unknown.contains("bad-request"), "\(unknown)")
         }
     }
@@ -83,8 +91,10 @@ struct ControlProtocolTests {
     @Test func oversizedRequestIsCutOffAndTheServerCarriesOn() async throws {
         try await withServer { path in
             let flood = String(repeating: "x", count: ControlProtocol.maxLineBytes * 2)
-            _ = try? rawExchange(path, flood)
-            let pong = try ControlClient(path: path, timeoutSeconds: Int(SanitizerRun.scaled(5))).send(ControlRequest(command: .ping))
+            _ = try? await rawExchange(path, flood)
+            let pong = try await onOwnThread {
+                try ControlClient(path: path, timeoutSeconds: Int(SanitizerRun.scaled(5))).send(ControlRequest(command: .ping))
+            }
             #expect(pong.ok, "the server stopped answering after an oversized request")
         }
     }
@@ -95,23 +105,31 @@ struct ControlProtocolTests {
     func unauthorisedPeerIsRefused() async throws {
         // Mode 0666 lets the stranger connect, so the refusal proves the SO_PEERCRED check.
         try await withServer(mode: 0o666) { path in
-            let (status, output) = try runAsNobody([TestBinaries.path(of: "fetchctl"), "ping", "--socket", path])
+            let (status, output) = try await onOwnThread {
+                try Self.runAsNobody([TestBinaries.path(of: "fetchctl"), "ping", "--socket", path])
+            }
             #expect(status == 1)
             #expect(output.contains("may not use the fetchd control socket"), "got: \(output)")
         }
         try await withServer(mode: 0o660) { path in
-            let (status, output) = try runAsNobody([TestBinaries.path(of: "fetchctl"), "ping", "--socket", path])
+            let (status, output) = try await onOwnThread {
+                try Self.runAsNobody([TestBinaries.path(of: "fetchctl"), "ping", "--socket", path])
+            }
             #expect(status == 1)
             #expect(output.contains("permission denied"), "got: \(output)")
         }
     }
 
-    private func runAsNobody(_ command: [String]) throws -> (Int32, String) {
+    private static func runAsNobody(_ command: [String]) throws -> (Int32, String) {
         try ChildProcess.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups"] + command)
     }
 
-    /// Sends raw bytes and returns the raw answer line.
-    private func rawExchange(_ path: String, _ text: String) throws -> String {
+    /// Sends `text` on a fresh connection and returns the first reply read (on a thread of its own).
+    private func rawExchange(_ path: String, _ text: String) async throws -> String {
+        try await onOwnThread { try Self.blockingExchange(path, text) }
+    }
+
+    private static func blockingExchange(_ path: String, _ text: String) throws -> String {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_un()
@@ -120,7 +138,7 @@ struct ControlProtocolTests {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        try #require(connected == 0)
+        guard connected == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         _ = text.withCString { send(fd, $0, strlen($0), 0) }
         var buffer = [UInt8](repeating: 0, count: 4096)
         var timeout = timeval(tv_sec: Int(SanitizerRun.scaled(5)), tv_usec: 0)

@@ -5,22 +5,6 @@ import FetchdTestSupport
 import Foundation
 import Testing
 
-/// A fake `/sys/class/power_supply`: one folder per supply with its attribute files.
-struct FakePowerSupplies {
-    let directory: TemporaryDirectory
-    var path: String { directory.file("power_supply") }
-
-    init(_ directory: TemporaryDirectory) throws {
-        self.directory = directory
-        try FileManager.default.createDirectory(atPath: directory.file("power_supply"), withIntermediateDirectories: true)
-    }
-
-    /// Writes (or rewrites) `supply`'s attributes.
-    func set(_ supply: String, _ attributes: [String: String]) throws {
-        for (name, value) in attributes { try directory.write(value + "\n", to: "power_supply/\(supply)/\(name)") }
-    }
-}
-
 /// The conditions (`network`, `power`, `battery_min`): reading the power supplies, the reasons a
 /// handler waits, and a coordinator deferring a due handler and running it when the power returns.
 struct ConditionsTests {

@@ -23,7 +23,7 @@ struct HTTPConditionalTests {
     }
 
     @Test func etagRoundTripTurnsA304IntoNoData() async throws {
-        let server = try PythonHTTPServer()
+        let server = try TestHTTPServer(.conditional)
         let directory = try TemporaryDirectory("conditional")
         defer { directory.remove() }
         let coordinator = try coordinator(directory, url: server.url("/etag"))
@@ -33,7 +33,7 @@ struct HTTPConditionalTests {
         let second = await coordinator.fetch("page", trigger: .manual)
         #expect(second?.result == "noData" && second?.version == nil)
         // The resource changes: a new version with the new validator.
-        try server.get("/bump")
+        try await server.get("/bump")
         #expect(await coordinator.fetch("page", trigger: .manual)?.result == "newData")
         #expect(try state.state(of: "page")?.etag == "\"v2\"")
         let content = try String(contentsOfFile: directory.file("cache/page/latest/content"), encoding: .utf8)
@@ -45,7 +45,7 @@ struct HTTPConditionalTests {
     }
 
     @Test func lastModifiedRoundTrip() async throws {
-        let server = try PythonHTTPServer()
+        let server = try TestHTTPServer(.conditional)
         let directory = try TemporaryDirectory("conditional")
         defer { directory.remove() }
         let coordinator = try coordinator(directory, url: server.url("/lastmod"))
@@ -57,7 +57,7 @@ struct HTTPConditionalTests {
     }
 
     @Test func noSnapshotMeansNoConditionalRequest() async throws {
-        let server = try PythonHTTPServer()
+        let server = try TestHTTPServer(.conditional)
         let directory = try TemporaryDirectory("conditional")
         defer { directory.remove() }
         let coordinator = try coordinator(directory, url: server.url("/etag"))
@@ -69,7 +69,7 @@ struct HTTPConditionalTests {
     }
 
     @Test func retryAfterPushesTheNextEligibleFetch() async throws {
-        let server = try PythonHTTPServer()
+        let server = try TestHTTPServer(.conditional)
         let directory = try TemporaryDirectory("conditional")
         defer { directory.remove() }
         let coordinator = try coordinator(directory, url: server.url("/retry"))
@@ -81,7 +81,7 @@ struct HTTPConditionalTests {
     }
 
     @Test func configuredHeadersAndUserAgentAreSent() async throws {
-        let server = try PythonHTTPServer()
+        let server = try TestHTTPServer(.conditional)
         let directory = try TemporaryDirectory("conditional")
         defer { directory.remove() }
         let coordinator = try coordinator(directory, url: server.url("/echo"), extra: """

@@ -17,8 +17,8 @@ struct HTTPLimitsTests {
         }
     }
 
-    private func stats(_ server: PythonHTTPServer) throws -> Stats {
-        try JSONDecoder().decode(Stats.self, from: Data(try server.get("/stats").utf8))
+    private func stats(_ server: TestHTTPServer) async throws -> Stats {
+        try JSONDecoder().decode(Stats.self, from: Data(try await server.get("/stats").utf8))
     }
 
     /// `count` http handlers named `prefix0`... on `url(index)`, fetched only on request.
@@ -35,7 +35,7 @@ struct HTTPLimitsTests {
     }
 
     @Test func manyHandlersOnOneHostNeverExceedThePerHostCap() async throws {
-        let server = try PythonHTTPServer(script: PythonHTTPServer.counting)
+        let server = try TestHTTPServer(.counting)
         let directory = try TemporaryDirectory("http-limits")
         defer { directory.remove() }
         let coordinator = try TestConfig.coordinator(
@@ -43,18 +43,18 @@ struct HTTPLimitsTests {
             handlers: handlers("slow", 8) { "http://127.0.0.1:\(server.port)/slow/\($0)" })
         let records = await coordinator.runDue(trigger: .manual)
         #expect(records.count == 8 && records.allSatisfy { $0.result == "newData" }, "\(records)")
-        let seen = try stats(server)
+        let seen = try await stats(server)
         // Two at a time: never more, and the cap was reached (the test can tell the difference).
         #expect(seen.maxActive["127.0.0.1"] == 2, "\(seen.maxActive)")
         // Eight fetches over the two connections: kept alive and reused, not one per fetch.
         #expect(seen.connections <= 3, "\(seen.connections) connections for 8 fetches")
         // The next wake reuses them too (plus the one /stats used).
         _ = await coordinator.fetch("slow0", trigger: .manual)
-        #expect(try stats(server).connections <= seen.connections + 1)
+        #expect(try await stats(server).connections <= seen.connections + 1)
     }
 
     @Test func aSlowHostDoesNotHoldUpTheOthers() async throws {
-        let server = try PythonHTTPServer(script: PythonHTTPServer.counting)
+        let server = try TestHTTPServer(.counting)
         let directory = try TemporaryDirectory("http-limits")
         defer { directory.remove() }
         // "localhost" and "127.0.0.1" are two hosts to fetchd and libcurl, one server here.
@@ -70,6 +70,6 @@ struct HTTPLimitsTests {
         // fast host's fetches took the free slots at once instead of queueing behind it.
         let lastSlowStart = try #require(slow.map(\.startedAt).max())
         #expect(fast.allSatisfy { $0.finishedAt < lastSlowStart }, "\(records.map { ($0.handler, $0.startedAt, $0.finishedAt) })")
-        #expect(try stats(server).maxActive["127.0.0.1"] == 2)
+        #expect(try await stats(server).maxActive["127.0.0.1"] == 2)
     }
 }

@@ -23,7 +23,7 @@ extension ProcessTests {
 
         /// Exit 0 after writing FETCHD_OUTPUT is `newData`.
         @Test func exitZeroWithOutputIsNewData() async throws {
-            let directory = try TempDirectory()
+            let directory = try TemporaryDirectory("fetchd-hdl")
             let run = await runScript(#"printf 'hello' > "$FETCHD_OUTPUT"; exit 0"#, in: directory, deadline: Self.deadline)
             #expect(run.outcome.completion == .newData())
             #expect(!run.outcome.expired)
@@ -35,7 +35,7 @@ extension ProcessTests {
 
         /// Exit 100 is `noData`, whether or not anything was written.
         @Test func exitHundredIsNoData() async throws {
-            let directory = try TempDirectory()
+            let directory = try TemporaryDirectory("fetchd-hdl")
             let run = await runScript("exit 100", in: directory, deadline: Self.deadline)
             #expect(run.outcome.completion == .noData())
             expectElapsed(run.elapsed, in: .zero ... Self.bound)
@@ -44,7 +44,7 @@ extension ProcessTests {
 
         /// Any other status is `failed`, naming the status and quoting the last stderr line.
         @Test func otherStatusIsFailedWithStatusAndStderr() async throws {
-            let directory = try TempDirectory()
+            let directory = try TemporaryDirectory("fetchd-hdl")
             let script = #"""
                 echo 'progress: starting' >&2
                 echo 'error: upstream said no' >&2
@@ -60,7 +60,7 @@ extension ProcessTests {
 
         /// Exit 0 without writing FETCHD_OUTPUT is a failure, not `newData`.
         @Test func exitZeroWithoutOutputIsFailed() async throws {
-            let directory = try TempDirectory()
+            let directory = try TemporaryDirectory("fetchd-hdl")
             let run = await runScript("echo 'did nothing'; exit 0", in: directory, deadline: Self.deadline)
             let reason = try #require(run.outcome.failureReason)
             #expect(reason.contains("FETCHD_OUTPUT"))
@@ -71,7 +71,7 @@ extension ProcessTests {
 
         /// A program killed by a signal of its own is `failed`, naming the signal.
         @Test func deathBySignalIsFailed() async throws {
-            let directory = try TempDirectory()
+            let directory = try TemporaryDirectory("fetchd-hdl")
             let run = await runScript("kill -KILL $$", in: directory, deadline: Self.deadline)
             let reason = try #require(run.outcome.failureReason)
             #expect(reason.contains("signal 9"))
@@ -82,7 +82,7 @@ extension ProcessTests {
         /// 100 MB on stdout is drained and discarded: the run completes normally and the
         /// test process's peak memory does not grow by anything near 100 MB.
         @Test func hugeStdoutIsDrainedWithBoundedMemory() async throws {
-            let directory = try TempDirectory()
+            let directory = try TemporaryDirectory("fetchd-hdl")
             let peakBefore = peakResidentKiB()
             let run = await runScript(#"""
                 head -c 100000000 /dev/zero || exit 9  # head dies of SIGPIPE if stdout is not drained
@@ -102,7 +102,7 @@ extension ProcessTests {
 
         /// The tail kept for the failure reason is bounded even when the program prints a lot.
         @Test func failureReasonKeepsOnlyTheTail() async throws {
-            let directory = try TempDirectory()
+            let directory = try TemporaryDirectory("fetchd-hdl")
             let run = await runScript(#"""
                 i=0; while [ $i -lt 2000 ]; do echo "noise line $i"; i=$((i+1)); done
                 echo 'last words' >&2
@@ -118,7 +118,7 @@ extension ProcessTests {
 
         /// A program that does not exist is `failed` with a reason naming it.
         @Test func missingProgramIsFailedNamingIt() async throws {
-            let directory = try TempDirectory()
+            let directory = try TemporaryDirectory("fetchd-hdl")
             let handler = ExecHandler(command: ["/nonexistent/prog", "--flag"], killGrace: .seconds(1))
             let context = makeContext(in: directory, deadline: Self.deadline)
             let (outcome, elapsed) = await timedRun(handler, context: context)
@@ -130,7 +130,7 @@ extension ProcessTests {
 
         /// A program name without a slash is looked up in the base PATH.
         @Test func programNameIsLookedUpInPath() async throws {
-            let directory = try TempDirectory()
+            let directory = try TemporaryDirectory("fetchd-hdl")
             let handler = ExecHandler(command: ["sh", "-c", #"printf x > "$FETCHD_OUTPUT""#], killGrace: .seconds(1))
             let (outcome, _) = await timedRun(handler, context: makeContext(in: directory, deadline: Self.deadline))
             #expect(outcome.completion == .newData())
@@ -139,7 +139,7 @@ extension ProcessTests {
         /// The program sees the FETCHD_* variables, its configured variables and nothing of
         /// the daemon's own environment.
         @Test func environmentIsCleanAndComplete() async throws {
-            let directory = try TempDirectory()
+            let directory = try TemporaryDirectory("fetchd-hdl")
             setenv("FETCHD_TEST_LEAK", "leaked", 1)
             defer { unsetenv("FETCHD_TEST_LEAK") }
             let previous = directory.file("previous-snapshot")
@@ -170,7 +170,7 @@ extension ProcessTests {
         /// A descriptor fetchd holds open without close-on-exec (a library's socket, a log file)
         /// is not passed to the program: it gets stdin, stdout and stderr only.
         @Test func noDescriptorIsInherited() async throws {
-            let directory = try TempDirectory()
+            let directory = try TemporaryDirectory("fetchd-hdl")
             let marker = directory.file("held-open")
             try Data("x".utf8).write(to: URL(fileURLWithPath: marker))
             let held = open(marker, O_RDONLY)  // no O_CLOEXEC, on purpose
@@ -191,7 +191,7 @@ extension ProcessTests {
 
         /// Without a previous snapshot, FETCHD_PREVIOUS is absent rather than empty.
         @Test func previousIsAbsentWithoutASnapshot() async throws {
-            let directory = try TempDirectory()
+            let directory = try TemporaryDirectory("fetchd-hdl")
             let run = await runScript(#"env > "$ENV_DUMP"; exit 100"#, in: directory, deadline: Self.deadline,
                                       environment: ["ENV_DUMP": directory.file("env")])
             #expect(run.outcome.completion == .noData())

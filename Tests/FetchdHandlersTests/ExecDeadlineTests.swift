@@ -1,5 +1,6 @@
 import FetchdCore
 import FetchdHandlers
+import FetchdTestSupport
 import Foundation
 import Testing
 
@@ -34,7 +35,7 @@ extension ProcessTests {
         /// A program sleeping past the deadline dies of SIGTERM at the deadline: expired,
         /// well before the SIGKILL would have been sent.
         @Test func sleepingPastTheDeadlineExpiresOnSIGTERM() async throws {
-            let directory = try TempDirectory()
+            let directory = try TemporaryDirectory("fetchd-hdl")
             let run = await runScript("sleep 30", in: directory, deadline: Self.deadline, killGrace: Self.grace)
             #expect(run.outcome.expired)
             #expect(run.outcome.completion == nil)
@@ -46,7 +47,7 @@ extension ProcessTests {
 
         /// A program ignoring SIGTERM is killed with SIGKILL once the grace period has passed.
         @Test func ignoringSIGTERMIsKilledAfterTheGrace() async throws {
-            let directory = try TempDirectory()
+            let directory = try TemporaryDirectory("fetchd-hdl")
             let run = await runScript(#"trap "" TERM; while :; do sleep 0.1; done"#, in: directory,
                                       deadline: Self.deadline, killGrace: Self.grace)
             #expect(run.outcome.expired)
@@ -59,7 +60,7 @@ extension ProcessTests {
         /// A grandchild that ignores SIGTERM and holds stdout open neither delays the result
         /// nor survives the program: it is SIGKILLed when the program exits.
         @Test func grandchildHoldingStdoutIsKilledWhenTheProgramExits() async throws {
-            let directory = try TempDirectory()
+            let directory = try TemporaryDirectory("fetchd-hdl")
             let script = #"""
                 printf 'fresh' > "$FETCHD_OUTPUT"
                 (trap "" TERM; sleep 60) &
@@ -80,7 +81,7 @@ extension ProcessTests {
         /// A grandchild that ignores SIGTERM is still killed when the deadline passes, even
         /// though its parent dies of SIGTERM (the group is SIGKILLed once the program is gone).
         @Test func grandchildIgnoringSIGTERMDiesAtTheDeadline() async throws {
-            let directory = try TempDirectory()
+            let directory = try TemporaryDirectory("fetchd-hdl")
             let run = await runScript(#"(trap "" TERM; sleep 60) & sleep 30"#, in: directory,
                                       deadline: Self.deadline, killGrace: Self.grace)
             #expect(run.outcome.expired)
@@ -92,7 +93,7 @@ extension ProcessTests {
         /// Cancelling the run from outside (daemon shutdown) stops the program and reports
         /// `interrupted`, not `expired`.
         @Test func cancellationFromOutsideInterruptsTheRun() async throws {
-            let directory = try TempDirectory()
+            let directory = try TemporaryDirectory("fetchd-hdl")
             ProcessGroups.becomeSubreaper()
             let handler = ExecHandler(
                 command: shellCommand("sleep 30"),

@@ -1,6 +1,7 @@
 import Crypto
 import FetchdCore
 import FetchdHandlers
+import FetchdTestSupport
 import Foundation
 import Testing
 
@@ -30,9 +31,9 @@ extension ProcessTests {
 
         @Test(arguments: ["/plain", "/gzip"])
         func theReportedDigestIsTheFiles(path: String) async throws {
-            let server = try LoopbackServer.start { port in ["python3", "-c", Self.script, String(port)] }
+            let server = try TestHTTPServer(TestHTTPServer.Script(Self.script))
             defer { server.stop() }
-            let directory = try TempDirectory()
+            let directory = try TemporaryDirectory("fetchd-hdl")
             let handler = HTTPHandler(url: "http://127.0.0.1:\(server.port)\(path)", maxBytes: 1 << 20, allowFileURLs: false)
             let outcome = await FetchRunner().run(handler, context: makeContext(in: directory, deadline: .seconds(10)))
             guard case .newData? = outcome.completion else {

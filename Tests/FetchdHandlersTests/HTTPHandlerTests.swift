@@ -1,5 +1,6 @@
 import FetchdCore
 import FetchdHandlers
+import FetchdTestSupport
 import Foundation
 import Testing
 
@@ -14,13 +15,13 @@ extension ProcessTests {
 
         /// Runs `body` with a file server for a new directory holding `files`.
         private func withFileServer(
-            _ files: [String: Data], _ body: (LoopbackServer, TempDirectory) async throws -> Void
+            _ files: [String: Data], _ body: (TestHTTPServer, TemporaryDirectory) async throws -> Void
         ) async throws {
-            let site = try TempDirectory()
+            let site = try TemporaryDirectory("fetchd-hdl")
             for (name, contents) in files {
                 try contents.write(to: URL(fileURLWithPath: site.file(name)))
             }
-            let server = try LoopbackServer.files(in: site.path)
+            let server = try TestHTTPServer.files(in: site.path)
             defer { server.stop() }
             try await body(server, site)
         }
@@ -29,7 +30,7 @@ extension ProcessTests {
         @Test func okWritesTheBody() async throws {
             let body = Data("hello from the loopback server\n".utf8)
             try await withFileServer(["hello.txt": body]) { server, _ in
-                let directory = try TempDirectory()
+                let directory = try TemporaryDirectory("fetchd-hdl")
                 let handler = HTTPHandler(url: "http://127.0.0.1:\(server.port)/hello.txt",
                                           maxBytes: 1024, allowFileURLs: false)
                 let (outcome, elapsed) = await timedRun(handler, context: makeContext(in: directory, deadline: Self.deadline))
@@ -48,7 +49,7 @@ extension ProcessTests {
         /// A 404 is `failed` with the status.
         @Test func notFoundFails() async throws {
             try await withFileServer([:]) { server, _ in
-                let directory = try TempDirectory()
+                let directory = try TemporaryDirectory("fetchd-hdl")
                 let handler = HTTPHandler(url: "http://127.0.0.1:\(server.port)/missing",
                                           maxBytes: 1 << 20, allowFileURLs: false)
                 let (outcome, _) = await timedRun(handler, context: makeContext(in: directory, deadline: Self.deadline))
@@ -60,7 +61,7 @@ extension ProcessTests {
         /// A body larger than maxBytes is `failed` as too large.
         @Test func bodyOverTheLimitFails() async throws {
             try await withFileServer(["big.bin": Data(repeating: 0x61, count: 64 * 1024)]) { server, _ in
-                let directory = try TempDirectory()
+                let directory = try TemporaryDirectory("fetchd-hdl")
                 let handler = HTTPHandler(url: "http://127.0.0.1:\(server.port)/big.bin",
                                           maxBytes: 1000, allowFileURLs: false)
                 let (outcome, _) = await timedRun(handler, context: makeContext(in: directory, deadline: Self.deadline))
@@ -71,9 +72,9 @@ extension ProcessTests {
 
         /// A body without Content-Length is stopped as soon as it passes maxBytes.
         @Test func unsizedBodyOverTheLimitFails() async throws {
-            let server = try LoopbackServer.unsizedBody(bodyBytes: 256 * 1024)
+            let server = try TestHTTPServer.unsizedBody(bodyBytes: 256 * 1024)
             defer { server.stop() }
-            let directory = try TempDirectory()
+            let directory = try TemporaryDirectory("fetchd-hdl")
             let handler = HTTPHandler(url: "http://127.0.0.1:\(server.port)/stream", maxBytes: 1000, allowFileURLs: false)
             let (outcome, _) = await timedRun(handler, context: makeContext(in: directory, deadline: Self.deadline))
             let reason = try #require(outcome.failureReason)
@@ -84,9 +85,9 @@ extension ProcessTests {
 
         /// A body without Content-Length under the limit is read to the end.
         @Test func unsizedBodyUnderTheLimitIsAccepted() async throws {
-            let server = try LoopbackServer.unsizedBody(bodyBytes: 5000)
+            let server = try TestHTTPServer.unsizedBody(bodyBytes: 5000)
             defer { server.stop() }
-            let directory = try TempDirectory()
+            let directory = try TemporaryDirectory("fetchd-hdl")
             let handler = HTTPHandler(url: "http://127.0.0.1:\(server.port)/stream", maxBytes: 5000, allowFileURLs: false)
             let (outcome, _) = await timedRun(handler, context: makeContext(in: directory, deadline: Self.deadline))
             #expect(outcome.details?["status"] == "200")
@@ -97,7 +98,7 @@ extension ProcessTests {
         @Test func bodyAtTheLimitIsAccepted() async throws {
             let body = Data(repeating: 0x62, count: 1000)
             try await withFileServer(["exact.bin": body]) { server, _ in
-                let directory = try TempDirectory()
+                let directory = try TemporaryDirectory("fetchd-hdl")
                 let handler = HTTPHandler(url: "http://127.0.0.1:\(server.port)/exact.bin",
                                           maxBytes: 1000, allowFileURLs: false)
                 let (outcome, _) = await timedRun(handler, context: makeContext(in: directory, deadline: Self.deadline))
@@ -108,19 +109,19 @@ extension ProcessTests {
 
         /// file:// is refused unless allowed, and then reads the file.
         @Test func fileURLsNeedPermission() async throws {
-            let source = try TempDirectory()
+            let source = try TemporaryDirectory("fetchd-hdl")
             let contents = Data("local content".utf8)
             try contents.write(to: URL(fileURLWithPath: source.file("local.txt")))
             let url = "file://" + source.file("local.txt")
 
-            let refusedDirectory = try TempDirectory()
+            let refusedDirectory = try TemporaryDirectory("fetchd-hdl")
             let refused = await FetchRunner().run(
                 HTTPHandler(url: url, maxBytes: 1024, allowFileURLs: false),
                 context: makeContext(in: refusedDirectory, deadline: Self.deadline))
             let reason = try #require(refused.failureReason)
             #expect(reason.lowercased().contains("scheme") || reason.lowercased().contains("protocol"), "\(reason)")
 
-            let allowedDirectory = try TempDirectory()
+            let allowedDirectory = try TemporaryDirectory("fetchd-hdl")
             let allowed = await FetchRunner().run(
                 HTTPHandler(url: url, maxBytes: 1024, allowFileURLs: true),
                 context: makeContext(in: allowedDirectory, deadline: Self.deadline))
@@ -133,8 +134,8 @@ extension ProcessTests {
 
         /// Connection refused on a closed port is `failed` as a connect error.
         @Test func connectionRefusedFails() async throws {
-            let port = try LoopbackServer.freePort()
-            let directory = try TempDirectory()
+            let port = try TestHTTPServer.freePort()
+            let directory = try TemporaryDirectory("fetchd-hdl")
             let handler = HTTPHandler(url: "http://127.0.0.1:\(port)/", maxBytes: 1024, allowFileURLs: false)
             let (outcome, elapsed) = await timedRun(handler, context: makeContext(in: directory, deadline: Self.deadline))
             let reason = try #require(outcome.failureReason)
@@ -144,9 +145,9 @@ extension ProcessTests {
 
         /// A server that accepts but never answers cannot hold the fetch past its deadline.
         @Test func stalledServerIsBoundedByTheDeadline() async throws {
-            let server = try LoopbackServer.stalled()
+            let server = try TestHTTPServer.stalled()
             defer { server.stop() }
-            let directory = try TempDirectory()
+            let directory = try TemporaryDirectory("fetchd-hdl")
             let deadline: Duration = .milliseconds(1500)
             var handler = HTTPHandler(url: "http://127.0.0.1:\(server.port)/slow", maxBytes: 1024, allowFileURLs: false)
             // libcurl's own limit 20 s past the deadline (as in HostileServerTests): only the
@@ -161,9 +162,9 @@ extension ProcessTests {
 
         /// Cancelling the run from outside stops a stalled transfer promptly.
         @Test func outsideCancellationStopsAStalledTransfer() async throws {
-            let server = try LoopbackServer.stalled()
+            let server = try TestHTTPServer.stalled()
             defer { server.stop() }
-            let directory = try TempDirectory()
+            let directory = try TemporaryDirectory("fetchd-hdl")
             let handler = HTTPHandler(url: "http://127.0.0.1:\(server.port)/slow", maxBytes: 1024, allowFileURLs: false)
             // A deadline far beyond the bound: a cancellation that does not work shows as a run
             // to the deadline (60 s), not as a slow cancellation.

@@ -8,7 +8,7 @@ extension ProcessTests {
     @Suite("fetchd's memory against hostile servers")
     struct HostileMemoryTests {
         @Test func hostileServersDoNotGrowTheDaemonsMemory() throws {
-            let server = try HostileServer.start()
+            let server = try TestHTTPServer.hostile()
             defer { server.stop() }
             let directory = try TemporaryDirectory("hostile-memory")
             defer { directory.remove() }

@@ -1,5 +1,6 @@
 import FetchdCore
 import FetchdHandlers
+import FetchdTestSupport
 import Foundation
 import Testing
 
@@ -12,10 +13,10 @@ extension ProcessTests {
         /// Fetches `path` from a fresh hostile server and returns the outcome and elapsed time.
         private func fetch(_ path: String, maxBytes: Int = 1024 * 1024, https: Bool = false,
                            caFile: String? = nil, backstop: Duration = .seconds(1)) async throws -> (FetchRunner.Outcome, Duration) {
-            let directory = try TempDirectory()
+            let directory = try TemporaryDirectory("fetchd-hdl")
             var certificate: (String, String)?
-            if https { certificate = try HostileServer.selfSignedCertificate(in: directory) }
-            let server = try HostileServer.start(certificate: certificate?.0, key: certificate?.1)
+            if https { certificate = try TestHTTPServer.selfSignedCertificate(in: directory) }
+            let server = try TestHTTPServer.hostile(certificate: certificate?.0, key: certificate?.1)
             defer { server.stop() }
             var handler = HTTPHandler(url: "\(https ? "https" : "http")://127.0.0.1:\(server.port)\(path)",
                                       maxBytes: maxBytes, allowFileURLs: false)
@@ -102,11 +103,11 @@ extension ProcessTests {
 
         /// An https URL redirected to http is refused before the request is sent.
         @Test func aRedirectFromHTTPSToHTTPIsRefused() async throws {
-            let directory = try TempDirectory()
-            let certificate = try HostileServer.selfSignedCertificate(in: directory)
-            let secure = try HostileServer.start(certificate: certificate.0, key: certificate.1)
+            let directory = try TemporaryDirectory("fetchd-hdl")
+            let certificate = try TestHTTPServer.selfSignedCertificate(in: directory)
+            let secure = try TestHTTPServer.hostile(certificate: certificate.0, key: certificate.1)
             defer { secure.stop() }
-            let plain = try HostileServer.start()
+            let plain = try TestHTTPServer.hostile()
             defer { plain.stop() }
             let target = "http://127.0.0.1:\(plain.port)/echo-headers"
             var handler = HTTPHandler(url: "https://127.0.0.1:\(secure.port)/goto/\(target)", maxBytes: 1024, allowFileURLs: false)
@@ -118,10 +119,10 @@ extension ProcessTests {
         /// Custom headers go on with a redirect to the same host, not to another one (here
         /// `localhost` after `127.0.0.1`, both loopback, so the address policy allows it).
         @Test func customHeadersAreNotSentOnToAnotherHost() async throws {
-            let server = try HostileServer.start()
+            let server = try TestHTTPServer.hostile()
             defer { server.stop() }
             for (host, keeps) in [("127.0.0.1", true), ("localhost", false)] {
-                let directory = try TempDirectory()
+                let directory = try TemporaryDirectory("fetchd-hdl")
                 let target = "http://\(host):\(server.port)/echo-headers"
                 var handler = HTTPHandler(url: "http://127.0.0.1:\(server.port)/goto/\(target)", maxBytes: 4096, allowFileURLs: false)
                 handler.headers = ["X-Api-Key": "k-123"]

@@ -1,5 +1,6 @@
 @testable import FetchdHandlers
 import FetchdCore
+import FetchdTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -45,7 +46,7 @@ struct InlineRunnerTests {
 
     @Test("the handler runs in the caller's task: no child task")
     func runsInTheCallersTask() async throws {
-        let directory = try TempDirectory()
+        let directory = try TemporaryDirectory("fetchd-hdl")
         let handlerTask = Mutex<Int?>(nil)
         let handler = StoppingHandler { context in
             handlerTask.withLock { $0 = withUnsafeCurrentTask { $0?.hashValue } }
@@ -60,7 +61,7 @@ struct InlineRunnerTests {
 
     @Test("a handler still waiting at the deadline is stopped through its expiration callback: expired, at the deadline")
     func stoppedAtTheDeadline() async throws {
-        let directory = try TempDirectory()
+        let directory = try TemporaryDirectory("fetchd-hdl")
         let deadline: Duration = .milliseconds(600)
         let returned = Atomic<Bool>(false)
         let stoppedByExpiry = Atomic<Bool>(false)
@@ -83,7 +84,7 @@ struct InlineRunnerTests {
 
     @Test("returning without completing: a completion from elsewhere before the deadline counts, at once")
     func detachedCompletionCounts() async throws {
-        let directory = try TempDirectory()
+        let directory = try TemporaryDirectory("fetchd-hdl")
         let handler = StoppingHandler { context in
             DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) {
                 context.complete(.newData(contentType: "text/plain"))
@@ -97,7 +98,7 @@ struct InlineRunnerTests {
 
     @Test("returning without completing and nothing after: expired at the deadline, not before")
     func noCompletionExpiresAtTheDeadline() async throws {
-        let directory = try TempDirectory()
+        let directory = try TemporaryDirectory("fetchd-hdl")
         let deadline: Duration = .milliseconds(500)
         let context = makeContext(in: directory, deadline: deadline)
         // Should the deadline not work, a completion from elsewhere ends the run at deadline +
@@ -114,7 +115,7 @@ struct InlineRunnerTests {
 
     @Test("cancelled from outside (shutdown) before the deadline: interrupted, expiration callbacks once")
     func outsideCancellationInterrupts() async throws {
-        let directory = try TempDirectory()
+        let directory = try TemporaryDirectory("fetchd-hdl")
         let expirations = Atomic<Int>(0)
         let handler = StoppingHandler { context in
             context.onExpiration { expirations.add(1, ordering: .relaxed) }
@@ -132,7 +133,7 @@ struct InlineRunnerTests {
 
     @Test("a completion in time cancels the deadline: no expiration callback afterwards")
     func completionCancelsTheDeadline() async throws {
-        let directory = try TempDirectory()
+        let directory = try TemporaryDirectory("fetchd-hdl")
         let expirations = Atomic<Int>(0)
         let handler = StoppingHandler { context in
             context.onExpiration { expirations.add(1, ordering: .relaxed) }

@@ -1,6 +1,7 @@
 import Dispatch
 import FetchdCore
 import FetchdHandlers
+import FetchdTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -32,7 +33,7 @@ struct SwiftContractTests {
 
     /// Completing twice keeps the first result and counts the second as ignored.
     @Test func doubleCompletionKeepsTheFirst() async throws {
-        let directory = try TempDirectory()
+        let directory = try TemporaryDirectory("fetchd-hdl")
         let answers = Mutex<[Bool]>([])
         let handler = ClosureHandler { context in
             let first = context.complete(.noData(details: ["n": "1"]))
@@ -51,7 +52,7 @@ struct SwiftContractTests {
 
     /// Returning without completing is `expired`, reported at the deadline (not before).
     @Test func noCompletionExpiresAtTheDeadline() async throws {
-        let directory = try TempDirectory()
+        let directory = try TemporaryDirectory("fetchd-hdl")
         let context = makeContext(in: directory, deadline: Self.deadline)
         let (outcome, elapsed) = await timedRun(ClosureHandler { _ in }, context: context)
         #expect(outcome.expired)
@@ -64,7 +65,7 @@ struct SwiftContractTests {
     /// A completion from a detached task after the handler returned, but before the deadline,
     /// counts, and the run ends as soon as it arrives.
     @Test func detachedCompletionBeforeTheDeadlineCounts() async throws {
-        let directory = try TempDirectory()
+        let directory = try TemporaryDirectory("fetchd-hdl")
         let handler = ClosureHandler { context in
             Task.detached {
                 try? await Task.sleep(for: .milliseconds(200))
@@ -88,7 +89,7 @@ struct SwiftContractTests {
 
     /// A completion from a handler still running past the deadline is ignored.
     @Test func completionAfterTheDeadlineIsIgnored() async throws {
-        let directory = try TempDirectory()
+        let directory = try TemporaryDirectory("fetchd-hdl")
         let accepted = Mutex<Bool?>(nil)
         let wasExpired = Mutex<Bool?>(nil)
         let returned = Atomic<Bool>(false)
@@ -116,7 +117,7 @@ struct SwiftContractTests {
 
     /// A detached completion arriving after the deadline (and after the run) is refused.
     @Test func detachedCompletionAfterTheDeadlineIsRefused() async throws {
-        let directory = try TempDirectory()
+        let directory = try TemporaryDirectory("fetchd-hdl")
         let context = makeContext(in: directory, deadline: .milliseconds(300))
         let (outcome, _) = await timedRun(ClosureHandler { _ in }, context: context)
         #expect(outcome.expired)
@@ -125,7 +126,7 @@ struct SwiftContractTests {
 
     /// Expiration callbacks run exactly once, at the deadline, before the handler is cancelled.
     @Test func expirationCallbackRunsOnceAtTheDeadline() async throws {
-        let directory = try TempDirectory()
+        let directory = try TemporaryDirectory("fetchd-hdl")
         let clock = ContinuousClock()
         let start = clock.now
         let calls = Mutex<[Duration]>([])
@@ -150,7 +151,7 @@ struct SwiftContractTests {
 
     /// Expiration callbacks do not run when the handler completes in time.
     @Test func expirationCallbackDoesNotRunAfterCompletion() async throws {
-        let directory = try TempDirectory()
+        let directory = try TemporaryDirectory("fetchd-hdl")
         let calls = Atomic<Int>(0)
         let handler = ClosureHandler { context in
             context.onExpiration { calls.add(1, ordering: .relaxed) }
@@ -164,7 +165,7 @@ struct SwiftContractTests {
 
     /// A handler that completes and keeps running is cancelled at the deadline; its result stands.
     @Test func completedHandlerStillRunningIsCancelledAtTheDeadline() async throws {
-        let directory = try TempDirectory()
+        let directory = try TemporaryDirectory("fetchd-hdl")
         let clock = ContinuousClock()
         let start = clock.now
         let cancelledAt = Mutex<Duration?>(nil)
@@ -188,7 +189,7 @@ struct SwiftContractTests {
     /// Cancelling the run from outside, with a handler that never completes, is `interrupted`
     /// and runs the expiration callbacks once.
     @Test func outsideCancellationInterrupts() async throws {
-        let directory = try TempDirectory()
+        let directory = try TemporaryDirectory("fetchd-hdl")
         let expirations = Atomic<Int>(0)
         let handler = ClosureHandler { context in
             context.onExpiration { expirations.add(1, ordering: .relaxed) }
@@ -205,7 +206,7 @@ struct SwiftContractTests {
 
     /// The context reports the time left and never a negative duration.
     @Test func timeRemainingCountsDown() async throws {
-        let directory = try TempDirectory()
+        let directory = try TemporaryDirectory("fetchd-hdl")
         let context = makeContext(in: directory, deadline: .seconds(60))
         let first = context.timeRemaining
         #expect(first > .seconds(30))

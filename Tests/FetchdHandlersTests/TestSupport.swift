@@ -13,26 +13,6 @@ import Glibc
 @Suite(.serialized, .timeLimit(.minutes(3)))
 enum ProcessTests {}
 
-/// A fresh directory under the system temp folder, removed when the last reference goes.
-final class TempDirectory: Sendable {
-    /// The directory's absolute path.
-    let path: String
-
-    /// Creates the directory (`mkdtemp`).
-    init() throws {
-        var template = Array("\(NSTemporaryDirectory())/fetchd-hdl-XXXXXX".utf8CString)
-        guard let created = mkdtemp(&template) else {
-            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
-        }
-        path = String(cString: created)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
-    /// The path of `name` inside the directory.
-    func file(_ name: String) -> String { path + "/" + name }
-}
-
 extension Duration {
     /// The duration in seconds, as a Double (for messages and wall-clock arithmetic).
     var inSeconds: Double {
@@ -57,7 +37,7 @@ extension FetchRunner.Outcome {
 }
 
 /// Builds a context whose monotonic and wall-clock deadlines are both `deadline` from now.
-func makeContext(in directory: TempDirectory, name: String = "test-handler", deadline: Duration,
+func makeContext(in directory: TemporaryDirectory, name: String = "test-handler", deadline: Duration,
                  trigger: FetchTrigger = .manual, previous: String? = nil) -> FetchContext {
     FetchContext(
         handlerName: name, trigger: trigger, outputPath: directory.file("output"),
@@ -92,7 +72,7 @@ func shellCommand(_ script: String) -> [String] {
 }
 
 /// Runs `script` as an exec handler in `directory` and returns the outcome, time and pgid.
-func runScript(_ script: String, in directory: TempDirectory, deadline: Duration = .seconds(2),
+func runScript(_ script: String, in directory: TemporaryDirectory, deadline: Duration = .seconds(2),
                killGrace: Duration = .seconds(1), environment: [String: String] = [:],
                previous: String? = nil) async -> ScriptRun {
     ProcessGroups.becomeSubreaper()
@@ -182,36 +162,6 @@ func peakResidentKiB() -> Int? {
         return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])
     }
     return nil
-}
-
-/// A failed `posix_spawnp`, with its error number.
-struct SpawnError: Error {
-    /// The error posix_spawnp returned.
-    var code: Int32
-}
-
-/// Spawns `arguments` (looked up in PATH) with stdin, stdout and stderr on /dev/null; with
-/// `ownProcessGroup`, the child leads a new process group (pgid == pid).
-func spawnProcess(_ arguments: [String], ownProcessGroup: Bool = false) throws -> pid_t {
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    for fd in Int32(0)...2 {
-        posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
-    }
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    if ownProcessGroup {
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
-        posix_spawnattr_setpgroup(&attributes, 0)
-    }
-    let argv = arguments.map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
-    var pid: pid_t = 0
-    let rc = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, environ)
-    guard rc == 0 else { throw SpawnError(code: rc) }
-    return pid
 }
 
 /// Runs `handler` and cancels the run from outside after `delay` (as daemon shutdown does).

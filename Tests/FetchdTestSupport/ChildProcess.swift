@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Runs a program to completion from a test and hands back its exit status and its stdout and
 /// stderr together.
 public enum ChildProcess {
@@ -33,5 +37,45 @@ public enum ChildProcess {
         if await !waitUntil(timeoutSeconds: 300, { !child.isRunning }) { child.terminate() }
         child.waitUntilExit()
         return (child.terminationStatus, try String(contentsOfFile: outputFile, encoding: .utf8))
+    }
+}
+
+/// A failed `posix_spawnp`, with its error number.
+public struct SpawnError: Error {
+    /// The error posix_spawnp returned.
+    public var code: Int32
+}
+
+/// Spawns `arguments` (looked up in PATH) with stdin, stdout and stderr on /dev/null; with
+/// `ownProcessGroup`, the child leads a new process group (pgid == pid).
+public func spawnProcess(_ arguments: [String], ownProcessGroup: Bool = false) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    for fd in Int32(0)...2 {
+        posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
+    }
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    if ownProcessGroup {
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setpgroup(&attributes, 0)
+    }
+    let argv = arguments.map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var pid: pid_t = 0
+    let rc = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, environ)
+    guard rc == 0 else { throw SpawnError(code: rc) }
+    return pid
+}
+
+/// Runs `body`, which blocks (a socket read, a child process), on a thread of its own and
+/// awaits its result. On Swift's cooperative pool (two threads on a 2-core machine) such a call
+/// would hold a thread that the server it waits for may need: tests running side by side then
+/// stall each other until their timeouts.
+public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }

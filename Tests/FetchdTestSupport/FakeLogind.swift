@@ -5,7 +5,7 @@ import Foundation
 /// `Active` and `LockedHint` can be read), and emits logind's signals when told to on stdin.
 /// A second connection can take the name over (a restarted logind); a third, owning no name,
 /// plays a forger.
-final class FakeLogind {
+public final class FakeLogind {
     /// Commands, one per line as `<n> <command>`, each answered `<n> ok [value]`:
     /// `unlock` (Session.Unlock), `active` / `unlocked` / `locked` (PropertiesChanged of
     /// Active=true, LockedHint=false, LockedHint=true), `sleep` / `resume`
@@ -13,7 +13,7 @@ final class FakeLogind {
     /// addressed to every other connection), `release` (logind leaves the bus), `handover` (the
     /// second connection owns the name and sends the signals from now on), `matches` (the most
     /// match rules any other connection has installed, from the bus's statistics).
-    static let script = #"""
+    public static let script = #"""
         import sys, dbus, dbus.bus, dbus.lowlevel, dbus.service, dbus.mainloop.glib
         from gi.repository import GLib
         dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
@@ -91,21 +91,21 @@ final class FakeLogind {
     private let peer: ScriptedBusPeer
 
     /// Starts logind on the bus at `address` and waits until it owns its name.
-    init(address: String) async throws {
+    public init(address: String) async throws {
         peer = try await ScriptedBusPeer(script: Self.script, arguments: [address])
     }
 
     /// Sends a command and returns its answer's value.
     @discardableResult
-    func send(_ command: String) async throws -> String { try await peer.send(command) }
+    public func send(_ command: String) async throws -> String { try await peer.send(command) }
 
     /// Polls `matches` until some other connection has installed at least `count` match rules.
-    func waitForMatches(atLeast count: Int) async throws -> Bool {
+    public func waitForMatches(atLeast count: Int) async throws -> Bool {
         try await peer.poll("matches") { $0 >= count }
     }
 
     /// Polls `matches` until no other connection has more than `count` match rules.
-    func waitForMatches(atMost count: Int) async throws -> Bool {
+    public func waitForMatches(atMost count: Int) async throws -> Bool {
         try await peer.poll("matches") { $0 <= count }
     }
 }

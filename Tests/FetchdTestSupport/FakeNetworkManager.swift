@@ -6,8 +6,8 @@ import Foundation
 /// `forge N` (a connection owning no name sends `PropertiesChanged` with `Metered` = N, broadcast
 /// and addressed to every other connection; NetworkManager's state does not change), `matches`
 /// (the most match rules any other connection has installed, from the bus's statistics).
-final class FakeNetworkManager {
-    static let script = #"""
+public final class FakeNetworkManager {
+    public static let script = #"""
         import sys, dbus, dbus.bus, dbus.lowlevel, dbus.service, dbus.mainloop.glib
         from gi.repository import GLib
         dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
@@ -61,16 +61,16 @@ final class FakeNetworkManager {
     private let peer: ScriptedBusPeer
 
     /// Starts NetworkManager on the bus at `address` with `Metered` and `Connectivity` set.
-    init(address: String, metered: Int, connectivity: Int) async throws {
+    public init(address: String, metered: Int, connectivity: Int) async throws {
         peer = try await ScriptedBusPeer(script: Self.script, arguments: [address, "\(metered)", "\(connectivity)"])
     }
 
     /// Sends a command (see the type's description).
     @discardableResult
-    func send(_ command: String) async throws -> String { try await peer.send(command) }
+    public func send(_ command: String) async throws -> String { try await peer.send(command) }
 
     /// Waits until another connection (fetchd) has installed at least `count` match rules.
-    func waitForMatches(atLeast count: Int) async throws -> Bool {
+    public func waitForMatches(atLeast count: Int) async throws -> Bool {
         try await peer.poll("matches") { $0 >= count }
     }
 }

@@ -1,4 +1,3 @@
-import FetchdTestSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -8,18 +7,18 @@ import Glibc
 /// A private D-Bus daemon on a socket in a temp folder, standing in for the system bus (fetchd
 /// finds it through `DBUS_SYSTEM_BUS_ADDRESS`). Its `--session` configuration lets any client
 /// own any name, so a test can play logind.
-final class PrivateBus {
+public final class PrivateBus {
     /// The socket's path; the bus may be stopped and started again on it.
-    let socketPath: String
+    public let socketPath: String
     /// `unix:path=...`, for `DBUS_SYSTEM_BUS_ADDRESS`.
-    var address: String { "unix:path=\(socketPath)" }
+    public var address: String { "unix:path=\(socketPath)" }
     private var process: Process?
 
     /// A bus at `socketPath`, not started yet.
-    init(socketPath: String) { self.socketPath = socketPath }
+    public init(socketPath: String) { self.socketPath = socketPath }
 
     /// Starts the daemon and waits until its socket exists.
-    func start() async throws {
+    public func start() async throws {
         try? FileManager.default.removeItem(atPath: socketPath)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
@@ -37,7 +36,7 @@ final class PrivateBus {
     /// Stops the daemon (every connection to it closes) and waits, polling, until it is gone.
     /// SIGKILL: a child spawned from one of the test's pool threads inherits their blocked
     /// signals, SIGTERM among them.
-    func stop() async {
+    public func stop() async {
         guard let process else { return }
         kill(process.processIdentifier, SIGKILL)
         _ = await waitUntil(timeoutSeconds: 10) { !process.isRunning }

@@ -15,14 +15,15 @@ import Glibc
 /// The file is `/file`; its ETag is derived from its name and size, so serving another file
 /// changes it.
 public final class RangeServer: Sendable {
+    /// The server process.
+    private let server: TestHTTPServer
     /// The port it listens on.
-    public let port: Int
-    private let pid: pid_t
+    public var port: Int { server.port }
 
-    /// The script; argv: folder, first file name.
+    /// The script; argv: port, folder, first file name.
     static let script = #"""
         import http.server, json, os, socketserver, sys, threading, time
-        folder, current = sys.argv[1], [sys.argv[2]]
+        folder, current = sys.argv[2], [sys.argv[3]]
         mode, rate, fail, drop = ["range"], [0], [0], [0]
         lock = threading.Lock()
         stats = {"sent": 0, "requests": []}
@@ -91,26 +92,13 @@ public final class RangeServer: Sendable {
                             if ahead > 0: time.sleep(ahead)
         class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
             daemon_threads = True
-        server = S(("127.0.0.1", 0), H)
-        print(server.server_address[1], flush=True)
+        server = S(("127.0.0.1", int(sys.argv[1])), H)
         server.serve_forever()
         """#
 
     /// Starts a server for `file` in `folder`.
     public init(folder: String, file: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", Self.script, folder, file]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
-        guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            process.terminate()
-            throw POSIXError(.EPROTO)
-        }
-        self.port = port
-        pid = process.processIdentifier
+        server = try TestHTTPServer(TestHTTPServer.Script(Self.script), arguments: [folder, file])
     }
 
     /// The file's URL.
@@ -133,5 +121,5 @@ public final class RangeServer: Sendable {
     }
 
     /// Kills the server.
-    public func stop() { kill(pid, SIGKILL) }
+    public func stop() { server.stop() }
 }

@@ -75,10 +75,16 @@ public enum RawHTTPClient {
             received += buffer[0..<count]
         }
         if !closed {
-            // Did the server close after the reply? A short wait tells.
-            var brief = timeval(tv_sec: 0, tv_usec: 300_000)
+            // Did the server close after the reply? A short wait tells; a longer one when the
+            // reply says it will (`Connection: close`), which a loaded machine may take a while
+            // to carry out.
+            let promised = parse(received)?.headers.lowercased().contains("\r\nconnection: close") ?? false
+            var brief = promised ? timeval(tv_sec: 3, tv_usec: 0) : timeval(tv_sec: 0, tv_usec: 300_000)
             setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &brief, socklen_t(MemoryLayout<timeval>.size))
-            closed = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) } == 0
+            // A close with unread data in the server's buffer arrives as a reset, not an end of
+            // file: closed all the same.
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            closed = count == 0 || (count < 0 && errno == ECONNRESET)
         }
         guard let reply = parse(received) else {
             return Reply(status: nil, headers: String(decoding: received, as: UTF8.self), body: "", closed: closed)

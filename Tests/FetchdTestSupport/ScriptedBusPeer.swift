@@ -1,4 +1,3 @@
-import FetchdTestSupport
 import Foundation
 import Synchronization
 
@@ -11,7 +10,7 @@ import Glibc
 /// stdin, one per line as `<n> <command>`, each answered `<n> ok [value]`; it prints `0 ok` when
 /// ready. Never blocks a thread of the test pool: output is read on a dispatch thread, answers are
 /// awaited by polling.
-final class ScriptedBusPeer {
+public final class ScriptedBusPeer {
     private let process = Process()
     private let input = Pipe()
     private let output = Pipe()
@@ -26,7 +25,7 @@ final class ScriptedBusPeer {
 
     /// The end of every script: a GLib main loop that hands each stdin line to the script's
     /// `command(line)` function, says it is ready, and quits when stdin closes.
-    static let commandLoop = """
+    public static let commandLoop = """
 
         def on_input(source, condition):
             line = sys.stdin.readline()
@@ -44,7 +43,7 @@ final class ScriptedBusPeer {
 
     /// Starts `script` (which defines `command(line)`; `commandLoop` is added) with `arguments`
     /// and waits for its ready line.
-    init(script: String, arguments: [String]) async throws {
+    public init(script: String, arguments: [String]) async throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = ["-c", script + Self.commandLoop] + arguments
         process.standardInput = input
@@ -56,14 +55,14 @@ final class ScriptedBusPeer {
 
     /// Sends a command and returns its answer's value.
     @discardableResult
-    func send(_ command: String) async throws -> String {
+    public func send(_ command: String) async throws -> String {
         sent += 1
         try input.fileHandleForWriting.write(contentsOf: Data("\(sent) \(command)\n".utf8))
         return try await answer(to: sent)
     }
 
     /// Polls `command` (which answers a number) until `accept` takes its value, at most 30 s.
-    func poll(_ command: String, until accept: (Int) -> Bool) async throws -> Bool {
+    public func poll(_ command: String, until accept: (Int) -> Bool) async throws -> Bool {
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             if let value = Int(try await send(command)), accept(value) { return true }

@@ -20,8 +20,10 @@ public enum TestBinaries {
     public static func path(of name: String) -> String { directory + "/" + name }
 }
 
-/// A folder under the system temp directory, removed by `remove()`.
-public struct TemporaryDirectory: Sendable {
+/// A folder under the system temp directory, removed by `remove()` or when the last reference
+/// to it goes. A test that hands only the path on keeps the folder itself alive (`defer {
+/// folder.remove() }`): after its last use Swift may release it early.
+public final class TemporaryDirectory: Sendable {
     /// The folder's path.
     public let path: String
 
@@ -48,6 +50,8 @@ public struct TemporaryDirectory: Sendable {
 
     /// Deletes the folder and everything in it.
     public func remove() { try? FileManager.default.removeItem(atPath: path) }
+
+    deinit { remove() }
 }
 
 /// Polls `condition` every 50 ms until it holds or `timeoutSeconds` pass (stretched by
