@@ -6,8 +6,14 @@
 set -uo pipefail
 log=$(mktemp "${TMPDIR:-/tmp}/fetchd-test-pass.XXXXXX")
 trap 'rm -f "$log"' EXIT
-"$@" 2>&1 | tee "$log"
+# A bound on the pass: when the test process crashes, `swift test` can wait for it for ever, and
+# CI would then stop at its own limit without saying why.
+limit=${FETCHD_TEST_PASS_SECONDS:-1800}
+timeout --kill-after=30 "$limit" "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
+if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+	echo "==== this pass did not end within $limit s (FETCHD_TEST_PASS_SECONDS) and was stopped ===="
+fi
 if [ "$status" -ne 0 ]; then
 	echo
 	echo "==== the failures of this pass (exit status $status), repeated from above ===="
