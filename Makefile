@@ -17,7 +17,7 @@ RUN_DIR := $(CURDIR)/.fetchd
 BIN_DIR = $(shell $(SWIFT) build --show-bin-path)
 
 .PHONY: all deps test-deps install-packages build run status test test-asan test-tsan bench-http bench-idle bench-transfer \
-	bench-planner bench-learning fuzz fuzz-build fuzz-config fuzz-trace fuzz-control torture install uninstall clean
+	bench-planner bench-learning fuzz fuzz-build fuzz-config fuzz-trace fuzz-control torture release install uninstall clean
 
 all: build
 
@@ -233,12 +233,29 @@ torture: build
 UNIT_DIR = $(DESTDIR)$(PREFIX)/lib/systemd
 # polkit reads rules only from /usr/share/polkit-1/rules.d and /etc/polkit-1/rules.d, whatever PREFIX.
 POLKIT_RULES_DIR ?= /usr/share/polkit-1/rules.d
-install: build
+# The optimised build, as a service should run it (`make install` installs this one).
+release: deps
+	$(SWIFT) build -c release --product fetchd
+	$(SWIFT) build -c release --product fetchctl
+
+# Shell completions, written by swift-argument-parser from the commands themselves, where each
+# shell's packaged completions live.
+COMPLETION_DIRS := $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+	$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+
+install: release
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)/etc/fetchd/handlers.d $(UNIT_DIR)/system $(UNIT_DIR)/user \
-		$(DESTDIR)$(PREFIX)/lib/sysusers.d $(DESTDIR)$(POLKIT_RULES_DIR)
+		$(DESTDIR)$(PREFIX)/lib/sysusers.d $(DESTDIR)$(POLKIT_RULES_DIR) $(COMPLETION_DIRS)
 	install -m 0644 systemd/60-fetchd.rules $(DESTDIR)$(POLKIT_RULES_DIR)/60-fetchd.rules
 	install -m 0644 systemd/fetchd.sysusers $(DESTDIR)$(PREFIX)/lib/sysusers.d/fetchd.conf
-	install -m 0755 $(BIN_DIR)/fetchd $(BIN_DIR)/fetchctl $(DESTDIR)$(PREFIX)/bin/
+	release=$$($(SWIFT) build -c release --show-bin-path) && \
+	install -m 0755 $$release/fetchd $$release/fetchctl $(DESTDIR)$(PREFIX)/bin/ && \
+	for tool in fetchd fetchctl; do \
+		$$release/$$tool --generate-completion-script bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$tool && \
+		$$release/$$tool --generate-completion-script zsh > $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_$$tool && \
+		$$release/$$tool --generate-completion-script fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/$$tool.fish \
+		|| exit 1; \
+	done
 	for unit in systemd/*.service systemd/*.socket systemd/*.timer; do \
 		sed 's#@bindir@#$(PREFIX)/bin#g' $$unit > $(UNIT_DIR)/system/$$(basename $$unit); done
 	for unit in systemd/user/*; do \
@@ -254,6 +271,9 @@ install: build
 # systemctl disable --now fetchd.socket fetchd-wake.timer fetchd; systemctl stop 'fetchd-planned@*.timer'
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/fetchd $(DESTDIR)$(PREFIX)/bin/fetchctl
+	for tool in fetchd fetchctl; do rm -f $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$tool \
+		$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_$$tool \
+		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/$$tool.fish; done
 	for unit in systemd/*.service systemd/*.socket systemd/*.timer; do rm -f $(UNIT_DIR)/system/$$(basename $$unit); done
 	for unit in systemd/user/*; do rm -f $(UNIT_DIR)/user/$$(basename $$unit); done
 	rm -f $(DESTDIR)$(PREFIX)/lib/sysusers.d/fetchd.conf $(DESTDIR)$(POLKIT_RULES_DIR)/60-fetchd.rules
