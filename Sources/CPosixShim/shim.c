@@ -85,17 +85,6 @@ long fetchd_uevent_receive(int fd, void *buffer, unsigned long length) {
 // other threads, which the child does not have). All signals stay blocked from before the vfork
 // until the child has put every handler back to its default, so no fetchd signal handler can
 // run on the borrowed memory.
-/* The pid as decimal text in `text` (at least 24 bytes), without stdio (not async-signal-safe). */
-static int fetchd_pid_text(pid_t pid, char *text) {
-    char reversed[24];
-    int count = 0;
-    unsigned long value = (unsigned long)pid;
-    do { reversed[count++] = (char)('0' + value % 10); value /= 10; } while (value > 0);
-    for (int index = 0; index < count; index++) text[index] = reversed[count - 1 - index];
-    text[count] = '\n';
-    return count + 1;
-}
-
 pid_t fetchd_spawn(const char *path, char *const argv[], char *const envp[], int output_fd,
                    unsigned long long nofile_soft, const char *cgroup_procs,
                    int switch_user, uid_t uid, gid_t gid, const gid_t *groups, int group_count,
@@ -131,9 +120,8 @@ pid_t fetchd_spawn(const char *path, char *const argv[], char *const envp[], int
             child_step = FETCHD_SPAWN_STEP_CGROUP;
             int procs = open(cgroup_procs, O_WRONLY | O_CLOEXEC);
             if (procs < 0) goto failed;
-            char text[24];
-            int length = fetchd_pid_text(getpid(), text);
-            if (write(procs, text, (size_t)length) != length) {
+            // "0" is the writing process itself: the child joins before it runs the program.
+            if (write(procs, "0\n", 2) != 2) {
                 if (errno == 0) errno = EIO;  // a short write sets none
                 close(procs);
                 goto failed;
