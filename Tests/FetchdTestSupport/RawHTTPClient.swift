@@ -19,6 +19,9 @@ public enum RawHTTPClient {
         public var body: String
         /// Whether the server closed the connection after the reply.
         public var closed: Bool
+        /// What the wait for the close after the reply saw, for failure messages: `end`,
+        /// `reset`, `nothing in N ms`, `N more bytes`, or empty when the close came with the reply.
+        public var afterReply = ""
     }
 
     /// A `GET path` request that asks the server to close the connection after its reply.
@@ -66,6 +69,7 @@ public enum RawHTTPClient {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var closed = false
+        var afterReply = ""
         while true {
             if let reply = parse(received), let length = reply.contentLength, reply.bodyStart + length <= received.count {
                 break
@@ -76,21 +80,27 @@ public enum RawHTTPClient {
         }
         if !closed {
             // Did the server close after the reply? A short wait tells; a longer one when the
-            // reply says it will (`Connection: close`), which a loaded machine may take a while
+            // reply says it will (`Connection: close`), which a loaded machine may take seconds
             // to carry out.
             let promised = parse(received)?.headers.lowercased().contains("\r\nconnection: close") ?? false
-            var brief = promised ? timeval(tv_sec: 3, tv_usec: 0) : timeval(tv_sec: 0, tv_usec: 300_000)
+            var brief = promised ? timeval(tv_sec: 10, tv_usec: 0) : timeval(tv_sec: 0, tv_usec: 300_000)
             setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &brief, socklen_t(MemoryLayout<timeval>.size))
             // A close with unread data in the server's buffer arrives as a reset, not an end of
             // file: closed all the same.
+            let waited = ContinuousClock.now
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            closed = count == 0 || (count < 0 && errno == ECONNRESET)
+            let error = errno
+            closed = count == 0 || (count < 0 && error == ECONNRESET)
+            afterReply = count == 0 ? "end" : count > 0 ? "\(count) more bytes"
+                : error == ECONNRESET ? "reset" : "nothing in \((ContinuousClock.now - waited).components.seconds) s (errno \(error))"
         }
         guard let reply = parse(received) else {
-            return Reply(status: nil, headers: String(decoding: received, as: UTF8.self), body: "", closed: closed)
+            return Reply(status: nil, headers: String(decoding: received, as: UTF8.self), body: "", closed: closed,
+                         afterReply: afterReply)
         }
         let body = received[reply.bodyStart...].prefix(reply.contentLength ?? Int.max)
-        return Reply(status: reply.status, headers: reply.headers, body: String(decoding: body, as: UTF8.self), closed: closed)
+        return Reply(status: reply.status, headers: reply.headers, body: String(decoding: body, as: UTF8.self), closed: closed,
+                     afterReply: afterReply)
     }
 
     private static func parse(_ bytes: [UInt8]) -> (status: Int, headers: String, bodyStart: Int, contentLength: Int?)? {

@@ -12,6 +12,7 @@ import Glibc
 /// without a length that never ends), `/goto/URL` (302 to URL), `/echo-headers` (the request's
 /// headers as the body). With a certificate and key it serves HTTPS.
 extension TestHTTPServer.Script {
+    /// The hostile server's script; argv: port, then certificate and key for HTTPS.
     public static let hostile = TestHTTPServer.Script(#"""
         import gzip, http.server, socketserver, ssl, sys, time
         BOMB = []  # built on first use: compressing 50 MB at start would delay every test's server

@@ -60,10 +60,12 @@ protocol PushQueue: Sendable {
 }
 
 extension FetchCoordinator: UseSink, ConditionsSink, ConfigTarget, Heartbeat, PushQueue {
+    /// The loaded handlers whose `usage` lists `source`.
     func handlerNames(learningFrom source: HandlerConfig.UsageSource) -> [String] {
         config.handlers.filter { $0.usage.contains(source) }.map(\.name)
     }
 
+    /// Whether any loaded handler needs the network (`ConditionCheck.needsNetwork`).
     func anyHandlerNeedsNetwork() -> Bool {
         config.handlers.contains { ConditionCheck.needsNetwork($0) }
     }

@@ -21,6 +21,7 @@ public actor FetchCoordinator {
     var runtime: [String: HandlerRuntime] = [:]
     /// The machine's power and network as last seen.
     var conditions = Conditions()
+    /// Where the coordinator's decisions are logged (the journal under systemd).
     let logger: Logger
     /// This daemon process, as `fetchctl status` shows it and as the owner of pushes.
     var instance = DaemonInstance()

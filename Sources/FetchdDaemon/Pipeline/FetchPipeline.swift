@@ -20,6 +20,7 @@ final class FetchPipeline: Sendable {
     let snapshots: SnapshotStore
     /// Where results, validators and uses are recorded.
     let state: StateStore
+    /// Where results and problems are logged.
     let logger: Logger
     /// Slots for exec handlers (programs are costly: `max_concurrent`).
     let programSlots: ConcurrencyLimiter
@@ -31,6 +32,7 @@ final class FetchPipeline: Sendable {
     let httpClient: HTTPClient
     /// The transfers running now: progress and pause switches.
     let transferBoard = TransferBoard()
+    /// Runs handlers under their deadlines.
     let runner = FetchRunner()
     /// Makes results durable in batches.
     let committer: ResultCommitter

@@ -20,7 +20,9 @@ public struct AdmittedPush: Sendable {
 /// Every push is on disk before it is answered, and stays until its fetch is recorded: a
 /// daemon stopped (or killed) in between runs it at its next start.
 struct DeferredPushes: Sendable {
+    /// Where pushes are kept.
     let state: StateStore
+    /// Where admissions and problems are logged.
     let logger: Logger
     /// This daemon's id (`DaemonInstance.id`): the owner of the pushes it admits to fetch at
     /// once. A pending push owned by another was left by a daemon that stopped before fetching it.

@@ -7,9 +7,12 @@ import ServiceLifecycle
 struct WatchdogService: Service {
     /// Answers when the coordinator is free.
     let heartbeat: any Heartbeat
+    /// Sends the pings (`WATCHDOG=1`).
     let notifier: SystemdNotifier
+    /// systemd's `WatchdogSec`: pinged at half of it.
     let interval: Duration
 
+    /// Pings until graceful shutdown.
     func run() async {
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             await heartbeat.heartbeat()
@@ -23,9 +26,12 @@ struct WatchdogService: Service {
 
 /// Test hook behind `--debug-stall-after`: stalls the coordinator so the watchdog stops pinging.
 struct DebugStallService: Service {
+    /// What it stalls.
     let coordinator: FetchCoordinator
+    /// How long after start.
     let after: Duration
 
+    /// Sleeps `after`, then stalls the coordinator for good.
     func run() async {
         guard await DeadlineTimer.shared.sleep(for: after) else { return }
         await coordinator.debugStall()
