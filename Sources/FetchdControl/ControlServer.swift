@@ -71,6 +71,9 @@ public struct ControlServer: Service {
     private func bind() async throws -> NIOAsyncChannel<Connection, Never> {
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 64)
+            // A client that shuts down its sending side after its request (socat, `nc -N`, a
+            // pipe) still gets the answer: the inbound stream ends, the outbound stays open.
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
         let initializer: @Sendable (any Channel) -> EventLoopFuture<Connection> = { child in
             child.eventLoop.makeCompletedFuture {
                 // Bounded: a client cannot make the daemon buffer more than one maximal request.

@@ -88,6 +88,17 @@ struct ControlProtocolTests {
         }
     }
 
+    /// A script that writes its request and shuts down its sending side (`socat`, `nc -N`, a
+    /// pipe) still gets the answer before the connection closes.
+    @Test func aClientThatHalfClosesGetsItsAnswer() async throws {
+        try await withServer { path in
+            let answer = try await onOwnThread {
+                try Self.blockingExchange(path, #"{"version":1,"command":"ping"}"# + "\n", halfClose: true)
+            }
+            #expect(answer.contains("\"ok\":true") && answer.contains("pong"), "\(answer)")
+        }
+    }
+
     @Test func oversizedRequestIsCutOffAndTheServerCarriesOn() async throws {
         try await withServer { path in
             let flood = String(repeating: "x", count: ControlProtocol.maxLineBytes * 2)
@@ -129,7 +140,8 @@ struct ControlProtocolTests {
         try await onOwnThread { try Self.blockingExchange(path, text) }
     }
 
-    private static func blockingExchange(_ path: String, _ text: String) throws -> String {
+    /// `halfClose`: shut down the sending side after the request, as `socat` does at end of input.
+    private static func blockingExchange(_ path: String, _ text: String, halfClose: Bool = false) throws -> String {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_un()
@@ -140,6 +152,7 @@ struct ControlProtocolTests {
         }
         guard connected == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         _ = text.withCString { send(fd, $0, strlen($0), 0) }
+        if halfClose { shutdown(fd, Int32(SHUT_WR)) }
         var buffer = [UInt8](repeating: 0, count: 4096)
         var timeout = timeval(tv_sec: Int(SanitizerRun.scaled(5)), tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
