@@ -63,6 +63,9 @@ final class ConcurrencyLimiter: Sendable {
         state = Mutex(State(limit: max(1, limit), perKeyLimit: max(1, perKeyLimit)))
     }
 
+    /// The limit in force: how many holders at once.
+    var limit: Int { state.withLock { $0.limit } }
+
     /// Changes the limits (a reload); running fetches keep their slots, waiters may get new ones.
     func resize(to newLimit: Int, perKeyLimit: Int = .max) {
         let granted = state.withLock { state in

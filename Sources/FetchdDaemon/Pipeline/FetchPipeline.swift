@@ -57,6 +57,7 @@ final class FetchPipeline: Sendable {
     /// Resizes the slots and libcurl's caps to a reloaded configuration's (`old` was in force).
     func resize(from old: DaemonConfig, to new: DaemonConfig) {
         if new.maxConcurrent != old.maxConcurrent { programSlots.resize(to: new.maxConcurrent) }
+        if new.transferMaxActive != old.transferMaxActive { transferSlots.resize(to: new.transferMaxActive) }
         if Self.httpLimits(new) != Self.httpLimits(old) {
             httpSlots.resize(to: new.httpMaxTransfers, perKeyLimit: new.httpMaxHostConnections)
             httpClient.update(Self.httpLimits(new))
