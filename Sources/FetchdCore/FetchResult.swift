@@ -65,6 +65,7 @@ public enum FetchTrigger: String, Sendable, Codable, CaseIterable {
     case manual
     /// A push wake (`fetchctl push`).
     case push
-    /// A predicted use of the content.
+    /// A scheduled wake of a handler planned from its usage (`usage = [...]`): a fetch made for
+    /// a predicted use of the content, or because it reached `max_staleness`.
     case usage
 }

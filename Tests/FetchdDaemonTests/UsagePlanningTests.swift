@@ -102,4 +102,26 @@ struct UsagePlanningTests {
         let status = await coordinator.status(markSeen: false)
         #expect(status.handlers.allSatisfy { $0.planReason?.contains("global_budget spent") == true })
     }
+
+    /// A scheduled fetch of a handler planned from its usage is recorded as `usage`, so history
+    /// and the journal tell it from a plain timer fetch.
+    @Test func plannedFetchesAreRecordedWithTheUsageTrigger() async throws {
+        let directory = try TemporaryDirectory("usage")
+        defer { directory.remove() }
+        let coordinator = try TestConfig.coordinator(in: directory, handlers: """
+            [[handler]]
+            name = "planned"
+            kind = "exec"
+            command = ["/bin/sh", "-c", "date +%s%N > \\"$FETCHD_OUTPUT\\""]
+            usage = ["explicit"]
+
+            [[handler]]
+            name = "plain"
+            kind = "exec"
+            command = ["/bin/sh", "-c", "date +%s%N > \\"$FETCHD_OUTPUT\\""]
+            """)
+        let records = await coordinator.runDue()
+        let triggers = Dictionary(uniqueKeysWithValues: records.map { ($0.handler, $0.trigger) })
+        #expect(triggers == ["planned": "usage", "plain": "timer"])
+    }
 }

@@ -68,8 +68,10 @@ public actor FetchCoordinator {
         // otherwise hold ten thousand suspended tasks.
         let window = 2 * (config.daemon.maxConcurrent + config.daemon.httpMaxTransfers)
         return await WakeQueue.run(wake.queue, width: window) { handler in
-            await self.fetch(handler, trigger: trigger, state: .read(wake.states[handler.name]),
-                             deferred: wake.pushes[handler.name]).record
+            // A scheduled fetch of a handler planned from its usage ran for a predicted use.
+            let cause = trigger == .timer && handler.learnsUsage ? FetchTrigger.usage : trigger
+            return await self.fetch(handler, trigger: cause, state: .read(wake.states[handler.name]),
+                                    deferred: wake.pushes[handler.name]).record
         }
     }
 
