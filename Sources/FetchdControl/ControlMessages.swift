@@ -58,7 +58,7 @@ public struct ControlRequest: Codable, Sendable, Equatable {
     public var version: Int
     /// The command.
     public var command: Command
-    /// The handler, for `fetch` and `history`.
+    /// The handler, for `fetch`, `history`, `used`, `usage` and `push`.
     public var handler: String?
     /// For `fetch`: wait for the result instead of returning once it has started.
     public var wait: Bool?

@@ -61,7 +61,7 @@ public struct StatusReport: Codable, Sendable, Equatable {
 public struct HandlerStatus: Codable, Sendable, Equatable {
     /// The handler's name.
     public var name: String
-    /// `http` or `exec`.
+    /// `http`, `exec` or `transfer`.
     public var kind: String
     /// Whether it is scheduled.
     public var enabled: Bool

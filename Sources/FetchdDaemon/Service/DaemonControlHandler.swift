@@ -55,7 +55,7 @@ struct DaemonControlHandler: ControlRequestHandler {
                 case .unknownHandler: return .failure(.unknownHandler, error.description)
                 case .badData: return .failure(.badRequest, error.description)
                 case .stateUnavailable: return .failure(.internalError, error.description)
-                case .shuttingDown: return .failure(.internalError, error.description)
+                case .shuttingDown: return .failure(.shuttingDown, error.description)
                 }
             }
         case .usage:
