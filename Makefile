@@ -12,11 +12,14 @@ DEBIAN_PACKAGES := libcurl4-openssl-dev libsystemd-dev libsqlite3-dev pkg-config
 # the shipped rule for the planned timers. nginx-light
 # serves HTTP/2 over TLS (HTTP2Tests) with a certificate made by openssl; iproute2 puts "remote"
 # addresses on a test network namespace's lo (RedirectPolicyTests).
-TEST_PACKAGES := systemd dbus dbus-daemon polkitd python3-dbus python3-gi procps util-linux nginx-light openssl iproute2 tzdata
+# scdoc renders the man pages (docs/man/*.scd); man-db's `man --warnings` checks them in `make test`.
+MAN_PACKAGES := scdoc
+TEST_PACKAGES := systemd dbus dbus-daemon polkitd python3-dbus python3-gi procps util-linux nginx-light openssl iproute2 tzdata \
+	$(MAN_PACKAGES) man-db
 RUN_DIR := $(CURDIR)/.fetchd
 BIN_DIR = $(shell $(SWIFT) build --show-bin-path)
 
-.PHONY: all deps test-deps install-packages build run status test test-asan test-tsan bench-http bench-idle bench-transfer \
+.PHONY: all deps test-deps install-packages build run status man man-check test test-asan test-tsan bench-http bench-idle bench-transfer \
 	bench-planner bench-learning fuzz fuzz-build fuzz-config fuzz-trace fuzz-control torture release install uninstall clean
 
 all: build
@@ -40,14 +43,14 @@ build: deps
 	$(SWIFT) build
 
 # Runs the daemon in the foreground on the shipped config, with its files under ./.fetchd/.
-# In another terminal: make status   (or .build/debug/fetchctl --socket .fetchd/run/control.sock status)
+# In another terminal: make status   (or .build/debug/fetchctl status --socket .fetchd/run/control.sock)
 run: build
 	mkdir -p $(RUN_DIR)
 	$(BIN_DIR)/fetchd --config config/fetchd.toml \
 		--cache-dir $(RUN_DIR)/cache --state-dir $(RUN_DIR)/state --runtime-dir $(RUN_DIR)/run
 
 status:
-	$(BIN_DIR)/fetchctl --socket $(RUN_DIR)/run/control.sock status
+	$(BIN_DIR)/fetchctl status --socket $(RUN_DIR)/run/control.sock
 
 # Four passes, by test target. Suites that time deadlines or wait for servers must not share
 # Swift's cooperative pool (two threads on a 2-core machine) with CPU-bound suites, which would
@@ -71,12 +74,30 @@ define test-passes
 	$(3) FETCHD_BIN_DIR=$(1) Tests/test_pass.sh $(SWIFT) test --skip-build $(2) --filter "$(CPU_BOUND_TESTS)"
 	$(3) FETCHD_BIN_DIR=$(1) Tests/test_pass.sh $(SWIFT) test --skip-build $(2) --filter FetchdSystemdTests
 endef
-test: test-deps
+# The man pages, rendered from their scdoc sources into .build/man (not kept in git).
+MAN_SOURCES := $(wildcard docs/man/*.scd)
+MAN_PAGES := $(patsubst docs/man/%.scd,.build/man/%,$(MAN_SOURCES))
+man: $(MAN_PAGES)
+
+.build/man/%: docs/man/%.scd
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(MAN_PACKAGES)"
+	@mkdir -p .build/man
+	scdoc < $< > $@.tmp && mv $@.tmp $@
+
+# Every page renders without a warning from man or groff (a stray macro, a line that cannot be
+# broken, an unknown escape); the tests check that every config key and fetchctl option is in them.
+man-check: $(MAN_PAGES)
+	@for page in $(MAN_PAGES); do \
+		warnings=$$(MANWIDTH=80 LC_ALL=C.UTF-8 man --warnings -l $$page 2>&1 >/dev/null); \
+		if [ -n "$$warnings" ]; then echo "$$page: man --warnings:"; echo "$$warnings"; exit 1; fi; \
+	done; echo "man pages render without warnings: $(notdir $(MAN_PAGES))"
+
+test: test-deps man-check
 	$(SWIFT) build --build-tests
 	$(call test-passes,$(BIN_DIR))
 
 # The same four passes with AddressSanitizer (and LeakSanitizer) or ThreadSanitizer, each in its
-# own build folder (README, Reliability). Not part of `make test` or `make torture`: a sanitized
+# own build folder (docs/reliability.md). Not part of `make test` or `make torture`: a sanitized
 # build takes 8 to 16 minutes here, its run about 6 (twice the plain one). The
 # end-to-end tests run the sanitized fetchd and fetchctl (FETCHD_BIN_DIR), so the daemon itself
 # is checked. Every sanitized process writes its reports under <build folder>/reports (log_path)
@@ -170,7 +191,7 @@ bench-planner: deps
 # (control), FUZZ_SECONDS each, seeded from the shipped config, the broken-config fixtures, the
 # traces and Tests/Fuzz/control. A crash stops the run and leaves its input in
 # .build-fuzz/crash-*; make it a regression test (a broken fixture or a trace test). Leak checks
-# are off: TOMLKit and Foundation leak small buffers per parse (see README, Reliability).
+# are off: TOMLKit and Foundation leak small buffers per parse (see docs/reliability.md).
 # lld links it: gold aborts on libFuzzer's objects. The Swift backtracer is off so that a crash
 # is reported by the sanitizer, not by a backtracer reading poisoned memory.
 # One target per parser: `make fuzz` runs them one after the other, `make -j3 fuzz` at once
@@ -200,7 +221,7 @@ fuzz-control: fuzz-build
 	FETCHD_FUZZ=control $(FUZZ_RUN) -artifact_prefix=$(FUZZ_BUILD)/crash-control- \
 		$(FUZZ_BUILD)/corpus/control Tests/Fuzz/control
 
-# The reliability suite (README, Reliability): 500 SIGKILLs of a busy daemon; 100 wall-clock jumps
+# The reliability suite (docs/reliability.md): 500 SIGKILLs of a busy daemon; 100 wall-clock jumps
 # and suspends (fetchd's clock stepped by the Tests/Torture/fakeclock.c preload, built with cc);
 # 1,000 reloads of random valid and invalid configs; resource exhaustion (10,000 handlers all due,
 # handlers forking 1,000 children, endless output, RLIMIT_NOFILE lowered 100 times); the soak
@@ -226,7 +247,7 @@ torture: build
 		--json bench/results/soak-$$(date +%Y%m%d).json
 	@$(MAKE) --no-print-directory -j3 --output-sync=target fuzz FUZZ_SECONDS=600
 
-# Installs the binaries, the units (system and user), the polkit rule that lets the fetchd user
+# Installs the binaries, their man pages and shell completions, the units (system and user), the polkit rule that lets the fetchd user
 # start its planned timers, the default config (an existing config is kept) and the example
 # handler files (to copy into /etc/fetchd/handlers.d; none is enabled by installing). Then:
 # systemd-sysusers; systemctl daemon-reload; systemctl enable --now fetchd.socket fetchd-wake.timer fetchd
@@ -243,9 +264,13 @@ release: deps
 COMPLETION_DIRS := $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
 	$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 
-install: release
+MAN_DIR = $(DESTDIR)$(PREFIX)/share/man
+
+install: release man
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)/etc/fetchd/handlers.d $(UNIT_DIR)/system $(UNIT_DIR)/user \
 		$(DESTDIR)$(PREFIX)/lib/sysusers.d $(DESTDIR)$(POLKIT_RULES_DIR) $(COMPLETION_DIRS)
+	for page in $(MAN_PAGES); do section=$${page##*.}; \
+		install -d $(MAN_DIR)/man$$section && install -m 0644 $$page $(MAN_DIR)/man$$section/ || exit 1; done
 	install -m 0644 systemd/60-fetchd.rules $(DESTDIR)$(POLKIT_RULES_DIR)/60-fetchd.rules
 	install -m 0644 systemd/fetchd.sysusers $(DESTDIR)$(PREFIX)/lib/sysusers.d/fetchd.conf
 	release=$$($(SWIFT) build -c release --show-bin-path) && \
@@ -278,6 +303,7 @@ uninstall:
 	for unit in systemd/user/*; do rm -f $(UNIT_DIR)/user/$$(basename $$unit); done
 	rm -f $(DESTDIR)$(PREFIX)/lib/sysusers.d/fetchd.conf $(DESTDIR)$(POLKIT_RULES_DIR)/60-fetchd.rules
 	rm -rf $(DESTDIR)$(PREFIX)/share/doc/fetchd
+	for page in $(MAN_PAGES); do rm -f $(MAN_DIR)/man$${page##*.}/$$(basename $$page); done
 
 clean:
 	rm -rf .build $(RUN_DIR)

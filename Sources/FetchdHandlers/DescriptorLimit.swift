@@ -10,7 +10,7 @@ import Glibc
 /// so that a program able to use many descriptors raises the soft limit itself (one using
 /// `select(2)` could not). fetchd uses poll and epoll only, and at its limit more than its own
 /// fetches fail: libdispatch's worker monitor, which every Swift task here depends on, aborts the
-/// process when it cannot open `/proc` (README, Reliability). With the hard limit in force,
+/// process when it cannot open `/proc` (docs/reliability.md). With the hard limit in force,
 /// fetchd reaches a limit only when one is set low on purpose (`LimitNOFILE=`, `prlimit`).
 /// Programs started by exec handlers get the soft limit fetchd started with, as systemd
 /// recommends.

@@ -54,4 +54,16 @@ struct ShippedConfigTests {
         daemon.controlGroup = nil  // an example group name is documentation, not a default
         #expect(daemon == defaults)
     }
+
+    /// Every key a `[[handler]]` table accepts appears exactly once commented out, in the
+    /// handler reference at the end of the file.
+    @Test(.enabled(if: shippedConfigExists, "config/fetchd.toml does not exist yet"))
+    func documentsEveryHandlerKey() throws {
+        let text = try String(contentsOf: PackagePaths.shippedConfig, encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        for key in HandlerConfig.knownKeys {
+            let found = lines.filter { $0.wholeMatch(of: Self.commentedOut(key)) != nil }
+            #expect(found.count == 1, "config/fetchd.toml documents the handler key \"\(key)\" \(found.count) times, not once")
+        }
+    }
 }

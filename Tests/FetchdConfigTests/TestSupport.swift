@@ -11,4 +11,7 @@ enum PackagePaths {
 
     /// The packaged main configuration file, `config/fetchd.toml`.
     static let shippedConfig = testsFolder.appendingPathComponent("../../config/fetchd.toml").standardizedFileURL
+
+    /// The scdoc source of the configuration reference, fetchd.toml(5).
+    static let configManPage = testsFolder.appendingPathComponent("../../docs/man/fetchd.toml.5.scd").standardizedFileURL
 }

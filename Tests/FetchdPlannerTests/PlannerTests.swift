@@ -89,7 +89,7 @@ struct PlannerTests {
     @Test func habitsBeatTheFixedIntervalByFar() throws {
         for name in ["habit-office", "habit-shift", "night-owl"] {
             let report = try #require(Self.reports[name])
-            // Floors for what the planner reaches today (README, Performance), not the goals.
+            // Floors for what the planner reaches today (bench/README.md), not the goals.
             #expect(report.adaptive.medianStalenessMinutes <= 0.25 * report.fixedInterval.medianStalenessMinutes, "\(name)")
             #expect(report.adaptive.freshAtUse >= 0.5, "\(name): \(report.adaptive)")
             #expect(report.adaptive.freshAtUse >= 3 * report.fixedInterval.freshAtUse, "\(name)")
