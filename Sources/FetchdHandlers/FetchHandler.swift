@@ -16,6 +16,19 @@ public enum HandlerCompletion: Sendable, Equatable {
 /// `context.complete(_:)` exactly once, before `context.deadline`. A handler that has not
 /// completed by then is told through its expiration callbacks and its task is cancelled;
 /// it must then stop promptly (the built-in handlers stop within the kill grace period).
+///
+/// ```swift
+/// struct Weather: FetchHandler {
+///     func performFetch(context: FetchContext) async {
+///         context.onExpiration { /* stop work: the deadline has passed */ }
+///         // write to context.outputPath; check context.timeRemaining; honour task cancellation
+///         context.complete(.newData(contentType: "application/json"))
+///     }
+/// }
+/// ```
+///
+/// The context carries the deadline and the time remaining, the previous snapshot's path, the
+/// trigger and a push wake's data (`pushData`), and the expiration callbacks.
 public protocol FetchHandler: Sendable {
     /// Performs one fetch. Returning without completing is allowed (completion may come
     /// from elsewhere), but a fetch with no completion by the deadline is recorded as `expired`.
