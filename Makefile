@@ -20,7 +20,7 @@ RUN_DIR := $(CURDIR)/.fetchd
 BIN_DIR = $(shell $(SWIFT) build --show-bin-path)
 
 .PHONY: all deps test-deps install-packages build run status man man-check test test-asan test-tsan bench-http bench-idle bench-transfer \
-	bench-planner bench-learning fuzz fuzz-build fuzz-config fuzz-trace fuzz-control torture release install uninstall clean
+	bench-planner bench-learning fuzz fuzz-build fuzz-config fuzz-trace fuzz-control fuzz-headers fuzz-push fuzz-json torture release install uninstall clean
 
 all: build
 
@@ -186,48 +186,44 @@ bench-planner: deps
 	python3 bench/planner_bound.py --check
 	python3 bench/chain_policy.py
 
-# libFuzzer on the parsers of untrusted text: the config loader (FETCHD_FUZZ=config), the
-# usage-trace parser with the planner behind it (trace) and the control protocol's request lines
-# (control), FUZZ_SECONDS each, seeded from the shipped config, the broken-config fixtures, the
-# traces and Tests/Fuzz/control. A crash stops the run and leaves its input in
-# .build-fuzz/crash-*; make it a regression test (a broken fixture or a trace test). Leak checks
-# are off: TOMLKit and Foundation leak small buffers per parse (see docs/reliability.md).
-# lld links it: gold aborts on libFuzzer's objects. The Swift backtracer is off so that a crash
-# is reported by the sanitizer, not by a backtracer reading poisoned memory.
-# One target per parser: `make fuzz` runs them one after the other, `make -j3 fuzz` at once
-# (what `make torture` does: each still gets its FUZZ_SECONDS of wall time).
+# libFuzzer on every parser of bytes fetchd did not write (Sources/FetchdFuzzing): the config
+# loader (FETCHD_FUZZ=config), the usage-trace parser with the planner behind it (trace), the
+# control protocol's request lines (control), response headers as a server sends them (headers),
+# raw requests to a real push listener on loopback (push) and the JSON read back from disk,
+# meta.json and the transfer resume record (json); FUZZ_SECONDS each, seeded from the shipped
+# config, the broken-config fixtures, the traces and Tests/Fuzz/<target> (which `make test`
+# replays: FuzzSeedTests). A crash stops the run and leaves its input in .build-fuzz/crash-*;
+# make it a seed (or a broken fixture) once fixed. Leak checks are off: TOMLKit and Foundation
+# leak small buffers per parse (see docs/reliability.md). lld links it: gold aborts on
+# libFuzzer's objects. The Swift backtracer is off so that a crash is reported by the sanitizer,
+# not by a backtracer reading poisoned memory. `make fuzz` runs the targets one after the
+# other, `make -j3 fuzz` three at a time (what `make torture` does: each still gets its
+# FUZZ_SECONDS of wall time).
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD := .build-fuzz
+FUZZ_TARGETS := config trace control headers push json
+FUZZ_SEEDS_config := config Tests/FetchdConfigTests/Fixtures/broken
+FUZZ_SEEDS_trace := Tests/FetchdPlannerTests/Traces
 FUZZ_RUN = SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 $(FUZZ_BUILD)/debug/fetchd-fuzz -detect_leaks=0 \
 	-max_len=8192 -max_total_time=$(FUZZ_SECONDS)
-fuzz: fuzz-config fuzz-trace fuzz-control
+fuzz: $(addprefix fuzz-,$(FUZZ_TARGETS))
 
 fuzz-build: deps
 	$(SWIFT) build --product fetchd-fuzz --scratch-path $(FUZZ_BUILD) -Xswiftc -sanitize=fuzzer,address \
 		-Xswiftc -DFUZZING -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld
 
-fuzz-config: fuzz-build
-	mkdir -p $(FUZZ_BUILD)/corpus/config
-	FETCHD_FUZZ=config $(FUZZ_RUN) -artifact_prefix=$(FUZZ_BUILD)/crash-config- \
-		$(FUZZ_BUILD)/corpus/config config Tests/FetchdConfigTests/Fixtures/broken
-
-fuzz-trace: fuzz-build
-	mkdir -p $(FUZZ_BUILD)/corpus/trace
-	FETCHD_FUZZ=trace $(FUZZ_RUN) -artifact_prefix=$(FUZZ_BUILD)/crash-trace- \
-		$(FUZZ_BUILD)/corpus/trace Tests/FetchdPlannerTests/Traces
-
-fuzz-control: fuzz-build
-	mkdir -p $(FUZZ_BUILD)/corpus/control
-	FETCHD_FUZZ=control $(FUZZ_RUN) -artifact_prefix=$(FUZZ_BUILD)/crash-control- \
-		$(FUZZ_BUILD)/corpus/control Tests/Fuzz/control
+$(addprefix fuzz-,$(FUZZ_TARGETS)): fuzz-%: fuzz-build
+	mkdir -p $(FUZZ_BUILD)/corpus/$*
+	FETCHD_FUZZ=$* $(FUZZ_RUN) -artifact_prefix=$(FUZZ_BUILD)/crash-$*- \
+		$(FUZZ_BUILD)/corpus/$* $(or $(FUZZ_SEEDS_$*),Tests/Fuzz/$*)
 
 # The reliability suite (docs/reliability.md): 500 SIGKILLs of a busy daemon; 100 wall-clock jumps
 # and suspends (fetchd's clock stepped by the Tests/Torture/fakeclock.c preload, built with cc);
 # 1,000 reloads of random valid and invalid configs; resource exhaustion (10,000 handlers all due,
 # handlers forking 1,000 children, endless output, RLIMIT_NOFILE lowered 100 times); the soak
 # (200 handlers for TORTURE_SOAK_MINUTES against a loopback server, a day's schedule every 20
-# minutes, its curve in bench/results/soak-DATE.json); then the three fuzzers at once, 10 minutes
-# each. 53 minutes in all on 2 cores (2026-11-22). `make test` runs short versions of the kill, disk-full,
+# minutes, its curve in bench/results/soak-DATE.json); then the six fuzzers, three at a time, 10 minutes
+# each (about 73 minutes in all on 2 cores). `make test` runs short versions of the kill, disk-full,
 # clock, reload, exhaustion and soak runs (KillTortureTests, DiskFullTests, FaultTortureTests).
 TORTURE_KILLS ?= 500
 TORTURE_CLOCK_EVENTS ?= 100

@@ -135,8 +135,19 @@ let package = Package(
         ),
         // Test-only tool: writes snapshots in a loop so tests can SIGKILL it mid-write.
         .executableTarget(name: "fetchd-test-helper", dependencies: ["FetchdSnapshots", "FetchdCore"]),
-        // libFuzzer targets for the config loader and the usage-trace parser (`make fuzz`).
-        .executableTarget(name: "fetchd-fuzz", dependencies: ["FetchdConfig", "FetchdPlanner", "FetchdControl", "FetchdCore"]),
+        // The fuzz targets: every parser of bytes fetchd did not write (config, traces, control
+        // requests, response headers, push requests, JSON read back from disk), shared by the
+        // libFuzzer binary and the test that replays their seeds.
+        .target(
+            name: "FetchdFuzzing",
+            dependencies: [
+                "FetchdConfig", "FetchdPlanner", "FetchdControl", "FetchdCore", "CurlKit", "FetchdHandlers",
+                "FetchdSnapshots", "FetchdPush",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // libFuzzer's driver around FetchdFuzzing (`make fuzz`).
+        .executableTarget(name: "fetchd-fuzz", dependencies: ["FetchdFuzzing"]),
         // Shared by the test targets: temp folders, locating built binaries, waiting.
         .target(name: "FetchdTestSupport", path: "Tests/FetchdTestSupport"),
         .testTarget(name: "FetchdCoreTests", dependencies: ["FetchdCore", "FetchdTestSupport"]),
@@ -185,6 +196,8 @@ let package = Package(
             name: "FetchdEndToEndTests",
             dependencies: ["FetchdControl", "FetchdCore", "FetchdSnapshots", "FetchdState", "FetchdTestSupport"]
         ),
+        // Every fuzz target over its committed seeds (what `make fuzz` starts from).
+        .testTarget(name: "FetchdFuzzingTests", dependencies: ["FetchdFuzzing", "FetchdTestSupport"]),
         // The same under a real systemd, as PID 1 of a namespace of its own.
         .testTarget(name: "FetchdSystemdTests", dependencies: ["FetchdTestSupport"]),
     ]

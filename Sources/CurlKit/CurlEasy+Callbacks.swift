@@ -19,10 +19,12 @@ extension CurlEasy {
         var headerBytes = 0
         var headersExceeded = false
         var writeErrno: Int32 = 0
-        /// Sized for a usual response's headers, so that reading them does not rehash it as it grows.
-        var headers = [String: String](minimumCapacity: 16)
-        /// The status of the response whose headers are being read (the last one wins).
-        var status = 0
+        /// The status and fields of the response whose headers are being read (the last one wins).
+        var response = ResponseHeaders()
+        /// The response's fields, names lower-cased.
+        var headers: [String: String] { response.fields }
+        /// The response's status.
+        var status: Int { response.status }
         /// Whether the final response's body has begun (its first byte arrived, or it ended empty).
         var bodyStarted = false
         /// The body belongs to an error response of a resumable download: counted, not written.
@@ -57,7 +59,7 @@ extension CurlEasy {
         func startBody(status: Int) -> Bool {
             bodyStarted = true
             guard let resume else { return true }
-            let range = headers["content-range"].flatMap(Self.parseContentRange)
+            let range = response.contentRange
             switch status {
             case 206:
                 guard let range, range.start == resume.offset else {
@@ -68,7 +70,7 @@ extension CurlEasy {
                 totalBytes = range.total
             case 200..<300:
                 base = 0
-                totalBytes = headers["content-length"].flatMap { Int($0) }
+                totalBytes = response.contentLength
                 resume.progress?.restarting()
             default:
                 discarding = true
@@ -81,25 +83,9 @@ extension CurlEasy {
             }
             resume.progress?.wrote(upTo: base)
             resume.progress?.started(TransferProgress.BodyStart(
-                status: status, offset: base, totalBytes: totalBytes, validator: validator,
+                status: status, offset: base, totalBytes: totalBytes, validator: response.rangeValidator,
                 contentType: headers["content-type"]))
             return true
-        }
-
-        /// A validator `If-Range` may carry: a strong ETag (RFC 9110 forbids weak ones), else
-        /// Last-Modified.
-        private var validator: String? {
-            if let etag = headers["etag"], !etag.hasPrefix("W/") { return etag }
-            return headers["last-modified"]
-        }
-
-        /// `bytes START-END/TOTAL` (TOTAL may be `*`).
-        static func parseContentRange(_ text: String) -> (start: Int, total: Int?)? {
-            guard text.hasPrefix("bytes ") else { return nil }
-            let spec = text.dropFirst(6)
-            guard let dash = spec.firstIndex(of: "-"), let slash = spec.firstIndex(of: "/"),
-                  let start = Int(spec[..<dash]) else { return nil }
-            return (start, Int(spec[spec.index(after: slash)...]))
         }
     }
 
@@ -164,30 +150,7 @@ extension CurlEasy {
         let length = size * count
         state.headerBytes += length
         guard state.headerBytes <= CurlEasy.maxHeaderBytes else { state.headersExceeded = true; return 0 }
-        // Bytes, not Foundation's trimming: this runs for every header line of every fetch.
-        let line = UnsafeRawBufferPointer(start: data, count: length)
-        if line.starts(with: "HTTP/".utf8) {
-            state.headers.removeAll(keepingCapacity: true)  // a new response (after a redirect or 100-continue) starts afresh
-            state.status = statusCode(of: line)
-        } else if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
-            let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0d || $0 == 0x0a }
-            var start = colon + 1, end = length
-            while start < end, isSpace(line[start]) { start += 1 }
-            while end > start, isSpace(line[end - 1]) { end -= 1 }
-            let name = String(decoding: line[..<colon], as: UTF8.self).lowercased()
-            state.headers[name] = String(decoding: line[start..<end], as: UTF8.self)
-        }
+        state.response.read(line: UnsafeRawBufferPointer(start: data, count: length))
         return length
-    }
-
-    /// The three digits after the first space of a status line (0 when there are none).
-    private static func statusCode(of line: UnsafeRawBufferPointer) -> Int {
-        guard let space = line.firstIndex(of: UInt8(ascii: " ")), space + 3 < line.count else { return 0 }
-        var code = 0
-        for byte in line[(space + 1)...(space + 3)] {
-            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return 0 }
-            code = code * 10 + Int(byte - UInt8(ascii: "0"))
-        }
-        return code
     }
 }

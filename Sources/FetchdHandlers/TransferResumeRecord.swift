@@ -31,21 +31,30 @@ public struct TransferResumeRecord: Codable, Sendable, Equatable {
     /// Reads the record at `path`; nil when there is none or it cannot be understood (the
     /// partial file then starts afresh, which is always safe).
     public static func read(from path: String) -> TransferResumeRecord? {
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        FileManager.default.contents(atPath: path).flatMap(decode)
+    }
+
+    /// The record `data` holds, as `encoded()` writes it; nil when it is not one.
+    public static func decode(_ data: Data) -> TransferResumeRecord? {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .secondsSince1970
         return try? decoder.decode(TransferResumeRecord.self, from: data)
+    }
+
+    /// The file's bytes: JSON with sorted keys, dates in seconds since 1970.
+    public func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        encoder.outputFormatting = .sortedKeys
+        return try encoder.encode(self)
     }
 
     /// Replaces the record at `path` with a rename, so a reader sees the old or the new one whole.
     /// Not fsynced: it guards against a killed daemon, and after a power loss a partial file
     /// whose record is lost starts afresh.
     public func write(to path: String) throws {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .secondsSince1970
-        encoder.outputFormatting = .sortedKeys
         let temporary = path + ".tmp"
-        try encoder.encode(self).write(to: URL(fileURLWithPath: temporary))
+        try encoded().write(to: URL(fileURLWithPath: temporary))
         guard rename(temporary, path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     }
 }
