@@ -29,7 +29,11 @@ extension FuzzTarget {
             precondition(range.start >= 0 && (range.total.map { $0 > range.start } ?? true), "Content-Range \(range)")
         }
         if let length = response.contentLength { precondition(length >= 0, "Content-Length \(length)") }
-        if let validator = response.rangeValidator { precondition(!validator.hasPrefix("W/"), "a weak If-Range validator") }
+        // If-Range never carries a weak ETag, nor text that is neither an entity tag nor a date.
+        if let etag = response.fields["etag"], etag.hasPrefix("W/") { precondition(response.rangeValidator != etag, "a weak If-Range validator") }
+        if let kept = response.rangeValidator.flatMap(TransferResumeRecord.rangeValidator) {
+            precondition(kept.hasPrefix("\"") || HTTPDate.parse(kept) != nil, "If-Range validator \(kept)")
+        }
         // A date read from a header and written back reads as the same second.
         for name in ["date", "expires", "last-modified", "retry-after"] {
             guard let text = response.fields[name], let date = HTTPDate.parse(text, now: now) else { continue }

@@ -126,7 +126,8 @@ public struct BackgroundTransfer: Sendable {
         let startedAt = (offset > 0 ? saved?.startedAt : nil) ?? Date()
         let progress = TransferProgress(bytesOnDisk: offset) { [url] start in
             // On the driver thread, before the body's first byte: the record names the version.
-            let record = TransferResumeRecord(url: url, validator: start.validator, totalBytes: start.totalBytes,
+            let record = TransferResumeRecord(url: url, validator: start.validator.flatMap(TransferResumeRecord.rangeValidator),
+                                              totalBytes: start.totalBytes,
                                               contentType: start.contentType,
                                               startedAt: start.offset == 0 ? Date() : startedAt)
             try? record.write(to: files.record)

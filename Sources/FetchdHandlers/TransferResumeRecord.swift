@@ -1,3 +1,4 @@
+import FetchdCore
 import Foundation
 
 /// What a partial download needs to be resumed safely, kept beside the partial file.
@@ -26,6 +27,16 @@ public struct TransferResumeRecord: Codable, Sendable, Equatable {
         self.totalBytes = totalBytes
         self.contentType = contentType
         self.startedAt = startedAt
+    }
+
+    /// `text` (a strong ETag, else Last-Modified) when `If-Range` can carry it: a quoted entity
+    /// tag, or an HTTP date. A Last-Modified that is not a date names no version (a server
+    /// compares If-Range's date to the resource's, or takes other text for an entity tag), so a
+    /// partial file under it could be continued with another version's bytes: it is not kept,
+    /// and the transfer starts afresh instead.
+    public static func rangeValidator(_ text: String) -> String? {
+        if text.hasPrefix("\""), text.count >= 2, text.hasSuffix("\"") { return text }
+        return HTTPDate.parse(text) != nil ? text : nil
     }
 
     /// Reads the record at `path`; nil when there is none or it cannot be understood (the

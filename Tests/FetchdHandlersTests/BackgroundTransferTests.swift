@@ -211,3 +211,18 @@ final class ProgressBox: @unchecked Sendable {
     func set(_ value: TransferProgress) { lock.withLock { progress = value } }
     func get() -> TransferProgress? { lock.withLock { progress } }
 }
+
+/// Which validators a resume record keeps for `If-Range`.
+@Suite struct TransferRangeValidatorTests {
+    @Test func entityTagsAndDatesAreKept() {
+        #expect(TransferResumeRecord.rangeValidator("\"v1\"") == "\"v1\"")
+        #expect(TransferResumeRecord.rangeValidator("Sat, 05 Nov 1994 08:49:37 GMT") == "Sat, 05 Nov 1994 08:49:37 GMT")
+    }
+
+    /// A Last-Modified that is not a date names no version: the transfer starts afresh instead.
+    @Test func textThatNamesNoVersionIsNot() {
+        #expect(TransferResumeRecord.rangeValidator("W/t, 25 Nov Int4 08:T@/1.1") == nil)
+        #expect(TransferResumeRecord.rangeValidator("\"") == nil)
+        #expect(TransferResumeRecord.rangeValidator("") == nil)
+    }
+}
