@@ -131,8 +131,8 @@ public struct SnapshotMetadata: Codable, Sendable, Equatable {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// `2026-11-21T11:49:28.123Z`: `dateStyle`'s shape without its formatter's cost, at the
-    /// nearest millisecond (the formatter truncates, writing x.999 s stored as a Double as .998).
+    /// `2026-11-21T11:49:28.123Z`: ISO 8601 in UTC without a formatter's cost, at the nearest
+    /// millisecond (a formatter truncates, writing x.999 s stored as a Double as .998).
     static func isoText(_ date: Date) -> String {
         var text = DigitText(capacity: 24)
         text.appendUTC(secondsSince1970: date.timeIntervalSince1970, separator: "T")
@@ -145,16 +145,48 @@ public struct SnapshotMetadata: Codable, Sendable, Equatable {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .custom { decoder in
             let text = try decoder.singleValueContainer().decode(String.self)
-            guard let date = try? dateStyle.parse(text) else {
+            guard let date = isoDate(text) else {
                 throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
-                                                        debugDescription: "\(text) is not an ISO-8601 time"))
+                                                        debugDescription: "\(text) is not a time as fetchd writes it (2026-11-21T08:30:12.345Z)"))
             }
             return date
         }
         return try decoder.decode(SnapshotMetadata.self, from: data)
     }
 
-    /// ISO-8601 with milliseconds: `2026-11-21T08:30:12.345Z`. The Swift format style, not
-    /// `ISO8601DateFormatter`: that one goes through ICU and cost more than the fetch itself.
-    private static let dateStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+    /// Reads `isoText`'s shape, `2026-11-21T08:30:12.345Z` (the fraction optional, at most nine
+    /// digits), in the calendar it is written in: `timegm` undoes `gmtime_r`, so a time read and
+    /// written again is the same text. Foundation's ISO-8601 style switches to the Julian
+    /// calendar before 1582 and took trailing text, so a hostile or damaged file changed when
+    /// written back. Nil for anything else.
+    static func isoDate(_ text: String) -> Date? {
+        let bytes = Array(text.utf8)
+        guard (20...30).contains(bytes.count), bytes.last == UInt8(ascii: "Z") else { return nil }
+        func number(_ range: Range<Int>) -> Int? {
+            var value = 0
+            for byte in bytes[range] {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        let separators: [(Int, Character)] = [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":")]
+        guard separators.allSatisfy({ bytes[$0.0] == $0.1.asciiValue }),
+              let year = number(0..<4), (1...9999).contains(year), let month = number(5..<7), (1...12).contains(month),
+              let day = number(8..<10), (1...31).contains(day), let hour = number(11..<13), (0...23).contains(hour),
+              let minute = number(14..<16), (0...59).contains(minute), let second = number(17..<19), (0...59).contains(second)
+        else { return nil }
+        var fraction = 0.0
+        if bytes.count > 20 {
+            guard bytes[19] == UInt8(ascii: "."), bytes.count > 21, let digits = number(20..<(bytes.count - 1)) else { return nil }
+            fraction = Double(digits) / pow(10, Double(bytes.count - 21))
+        }
+        var parts = tm()
+        (parts.tm_year, parts.tm_mon, parts.tm_mday) = (Int32(year - 1900), Int32(month - 1), Int32(day))
+        (parts.tm_hour, parts.tm_min, parts.tm_sec) = (Int32(hour), Int32(minute), Int32(second))
+        let seconds = timegm(&parts)
+        // timegm carries 31 Nov into 1 Dec and says so by changing the fields: refused.
+        guard parts.tm_mday == Int32(day), parts.tm_mon == Int32(month - 1) else { return nil }
+        return Date(timeIntervalSince1970: Double(seconds) + fraction)
+    }
 }

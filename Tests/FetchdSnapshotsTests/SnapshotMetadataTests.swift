@@ -46,4 +46,25 @@ struct SnapshotMetadataTests {
             #expect(Int64((parsed.timeIntervalSince1970 * 1000).rounded()) == milliseconds)
         }
     }
+
+    /// fetchd reads its own times back exactly, and any time it reads it writes back the same.
+    @Test func timesReadBackAsTheyWereWritten() throws {
+        var random = SystemRandomNumberGenerator()
+        for milliseconds in [0, -1, -62_135_596_800_000, 253_402_300_799_999]
+            + (0..<500).map({ _ in Int64.random(in: -30_000_000_000_000...4_102_444_800_000, using: &random) }) {
+            let text = SnapshotMetadata.isoText(Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+            let date = try #require(SnapshotMetadata.isoDate(text), "\(text)")
+            #expect(Int64((date.timeIntervalSince1970 * 1000).rounded()) == milliseconds, "\(text)")
+            #expect(SnapshotMetadata.isoText(date) == text)
+        }
+        // Before 1582 too (Foundation's style read those in the Julian calendar).
+        let old = try #require(SnapshotMetadata.isoDate("1013-11-21T11:49:32.5Z"))
+        #expect(SnapshotMetadata.isoText(old) == "1013-11-21T11:49:32.500Z")
+    }
+
+    @Test(arguments: ["1013-11-21T11:49:32Z218.", "2026-11-31T00:00:00Z", "2026-11-21 11:49:32Z", "2026-11-21T11:49:32",
+                      "2026-11-21T24:00:00Z", "2026-11-21T11:49:32.Z", "+2026-11-21T11:49:32Z", "2026-11-21T11:49:32.1234567890Z"])
+    func otherTextIsNoTime(_ text: String) {
+        #expect(SnapshotMetadata.isoDate(text) == nil)
+    }
 }
