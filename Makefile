@@ -20,7 +20,7 @@ RUN_DIR := $(CURDIR)/.fetchd
 BIN_DIR = $(shell $(SWIFT) build --show-bin-path)
 
 .PHONY: all deps test-deps install-packages build run status man man-check test test-asan test-tsan bench-http bench-idle bench-transfer \
-	bench-planner bench-learning fuzz fuzz-build fuzz-config fuzz-trace fuzz-control fuzz-headers fuzz-push fuzz-json torture release install uninstall clean
+	bench-planner bench-learning fuzz fuzz-build fuzz-config fuzz-trace fuzz-control fuzz-headers fuzz-push fuzz-json io-faults torture release install uninstall clean
 
 all: build
 
@@ -219,12 +219,19 @@ $(addprefix fuzz-,$(FUZZ_TARGETS)): fuzz-%: fuzz-build
 
 # The reliability suite (docs/reliability.md): 500 SIGKILLs of a busy daemon; 100 wall-clock jumps
 # and suspends (fetchd's clock stepped by the Tests/Torture/fakeclock.c preload, built with cc);
-# 1,000 reloads of random valid and invalid configs; resource exhaustion (10,000 handlers all due,
+# 1,000 reloads of random valid and invalid configs; every I/O fault point of a 3-handler wake
+# failing with EIO, ENOSPC and EDQUOT (Tests/Torture/iofault.c, preloaded; also `make io-faults`);
+# resource exhaustion (10,000 handlers all due,
 # handlers forking 1,000 children, endless output, RLIMIT_NOFILE lowered 100 times); the soak
 # (200 handlers for TORTURE_SOAK_MINUTES against a loopback server, a day's schedule every 20
 # minutes, its curve in bench/results/soak-DATE.json); then the six fuzzers, three at a time, 10 minutes
 # each (about 73 minutes in all on 2 cores). `make test` runs short versions of the kill, disk-full,
 # clock, reload, exhaustion and soak runs (KillTortureTests, DiskFullTests, FaultTortureTests).
+# Only the I/O faults: each write, sync, rename, mkdir, symlink and open of the cache and the
+# database in a 3-handler `fetchd --once` fails in turn, with each errno (about 2 minutes).
+io-faults: build
+	python3 Tests/Torture/io_fault_torture.py --bin-dir $(BIN_DIR)
+
 TORTURE_KILLS ?= 500
 TORTURE_CLOCK_EVENTS ?= 100
 TORTURE_RELOADS ?= 1000
@@ -235,6 +242,7 @@ torture: build
 	python3 Tests/Torture/kill_torture.py --bin-dir $(BIN_DIR) --kills $(TORTURE_KILLS)
 	python3 Tests/Torture/clock_torture.py --bin-dir $(BIN_DIR) --events $(TORTURE_CLOCK_EVENTS)
 	python3 Tests/Torture/reload_torture.py --bin-dir $(BIN_DIR) --reloads $(TORTURE_RELOADS)
+	python3 Tests/Torture/io_fault_torture.py --bin-dir $(BIN_DIR)
 	python3 Tests/Torture/exhaustion_torture.py --bin-dir $(BIN_DIR) many --handlers 10000
 	python3 Tests/Torture/exhaustion_torture.py --bin-dir $(BIN_DIR) fork --children 1000
 	python3 Tests/Torture/exhaustion_torture.py --bin-dir $(BIN_DIR) spew --seconds 60

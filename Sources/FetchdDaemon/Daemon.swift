@@ -62,7 +62,10 @@ public struct Daemon {
         let coordinator = try openCoordinator()
         let before = WakeReport.Usage.atStart()
         let records = await coordinator.runDue(trigger: .timer)
-        return WakeReport(records: records, before: before, after: .atEnd())
+        var report = WakeReport(records: records, before: before, after: .atEnd())
+        // No later batch will carry results the database refused: one more try, or say so.
+        report.unrecorded = coordinator.pipeline.committer.flushUnrecorded()
+        return report
     }
 
     /// Runs until SIGTERM or SIGINT: scheduler, control socket, push listener, usage watchers,
@@ -139,6 +142,8 @@ public struct Daemon {
         let group = ServiceGroup(configuration: .init(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
+        // Results the database refused would otherwise wait for a batch that never comes.
+        _ = coordinator.pipeline.committer.flushUnrecorded()
         logger.info("fetchd stopped")
     }
 }

@@ -25,6 +25,15 @@ struct FaultTortureTests {
         #expect(run.status == 0 && run.output.contains("clock torture: 3 events"), "\(run.output)")
     }
 
+    /// A fifth of the I/O fault points of a 3-handler wake (a write, sync, rename, mkdir, symlink or
+    /// open of the cache or the database failing with EIO, ENOSPC or EDQUOT; Tests/Torture/iofault.c):
+    /// no crash, no torn snapshot, nothing logged and lost, every handler fetched once the fault is gone.
+    @Test(.enabled(if: FaultTortureTests.hasCompiler, "needs a C compiler for the I/O fault shim"))
+    func ioErrorsLeaveNothingTornOrLost() async throws {
+        let run = try await TortureScript.run("io_fault_torture.py", ["--every", "5"], timeoutSeconds: 300)
+        #expect(run.status == 0 && run.output.contains("I/O faults: ") && run.output.contains(", 0 violations"), "\(run.output)")
+    }
+
     /// Fifty reloads, valid and invalid, while handlers run: never a crash, the last valid config in force.
     @Test func fiftyReloadsKeepTheLastValidConfig() async throws {
         let run = try await TortureScript.run("reload_torture.py", ["--reloads", "50"], timeoutSeconds: 240)

@@ -21,9 +21,9 @@ measure on the wall clock).
 
     python3 Tests/Torture/clock_torture.py --bin-dir .build/debug --events 100
 """
-import argparse, os, random, shutil, signal, sqlite3, subprocess, sys, time
+import argparse, os, random, signal, sqlite3, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torture_common import Daemon, cpu_seconds, fail, parse_date, wait_until
+from torture_common import Daemon, build_shim, cpu_seconds, fail, parse_date, wait_until
 
 SHIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fakeclock.c")
 HANDLERS, INTERVAL_SECONDS, MAX_CONCURRENT = 12, 2.0, 3
@@ -88,16 +88,6 @@ def check_status(daemon, offset, label):
     return worst
 
 
-def build_shim(work):
-    """Compiles fakeclock.c into `work`; returns the library's path."""
-    compiler = next((c for c in ("cc", "clang", "gcc") if shutil.which(c)), None)
-    if compiler is None:
-        fail("no C compiler (cc, clang or gcc) to build fakeclock.so")
-    library = f"{work}/fakeclock.so"
-    subprocess.run([compiler, "-shared", "-fPIC", "-O2", "-o", library, SHIM, "-ldl"], check=True)
-    return library
-
-
 def reads_across_a_step_back(bin_dir):
     """A `reads` handler fetched once; its snapshot read 2.5 s later (outside the 2 s in which
     the handler's own program may still be reading it), then the wall clock stepped back 1 h and
@@ -109,7 +99,7 @@ def reads_across_a_step_back(bin_dir):
         'command = ["/bin/sh", "-c", "echo content > \\"$FETCHD_OUTPUT\\""]\n'))
     clock_file = f"{daemon.work}/clock-offset"
     set_offset(clock_file, 0)
-    daemon.start(env={"LD_PRELOAD": build_shim(daemon.work), "FAKECLOCK_FILE": clock_file})
+    daemon.start(env={"LD_PRELOAD": build_shim(SHIM, daemon.work), "FAKECLOCK_FILE": clock_file})
     content = f"{daemon.work}/cache/reader/latest/content"
 
     def uses():
@@ -152,7 +142,7 @@ def main():
     daemon = Daemon(args.bin_dir, "clock", main=f"max_concurrent = {MAX_CONCURRENT}")
     runs_log = f"{daemon.work}/runs.log"
     daemon.write_handlers(handlers(runs_log))
-    library = build_shim(daemon.work)
+    library = build_shim(SHIM, daemon.work)
     clock_file = f"{daemon.work}/clock-offset"
     offset = 0
     set_offset(clock_file, offset)

@@ -1,8 +1,19 @@
 """Shared pieces of the torture scripts (issue 7): a real fetchd on a temp configuration, fetchctl
 against it, and what /proc says about the daemon (resident memory, file descriptors, threads, CPU).
 """
-import atexit, glob, json, os, resource, signal, subprocess, sys, tempfile, time
+import atexit, glob, json, os, resource, shutil, signal, subprocess, sys, tempfile, time
 from datetime import datetime
+
+
+def build_shim(source, work):
+    """Compiles the LD_PRELOAD shim `source` (Tests/Torture/*.c) into `work`; returns the
+    library's path."""
+    compiler = next((c for c in ("cc", "clang", "gcc") if shutil.which(c)), None)
+    if compiler is None:
+        fail(f"no C compiler (cc, clang or gcc) to build {os.path.basename(source)}")
+    library = f"{work}/{os.path.splitext(os.path.basename(source))[0]}.so"
+    subprocess.run([compiler, "-shared", "-fPIC", "-O2", "-o", library, source, "-ldl"], check=True)
+    return library
 
 
 def fail(message):

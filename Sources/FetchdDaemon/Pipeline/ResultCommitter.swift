@@ -143,7 +143,7 @@ final class ResultCommitter: Sendable {
         }
         let earlier = unrecorded.withLock { $0 }
         do {
-            let stored = try state.record(earlier + pendingRecords)
+            let stored = try recordRetrying(earlier + pendingRecords)
             if !earlier.isEmpty {
                 unrecorded.withLock { $0.removeFirst(min($0.count, earlier.count)) }
                 logger.notice("recorded \(earlier.count) earlier result(s) the database had refused")
@@ -166,6 +166,45 @@ final class ResultCommitter: Sendable {
                 if kept.count > Self.unrecordedLimit { kept.removeFirst(kept.count - Self.unrecordedLimit) }
             }
             return pendingRecords.map(\.fetch)
+        }
+    }
+
+    /// Pauses before each new attempt at a transaction that failed for a transient reason, in
+    /// microseconds: an I/O error or a full disk of a moment must not cost results their
+    /// record, and a disk that stays full costs the batch a quarter of a second.
+    static let retryPausesMicroseconds: [UInt32] = [20_000, 200_000]
+
+    /// `state.record`, tried again after each of `retryPausesMicroseconds` while it fails for a
+    /// transient reason (SQLite rolled the failed transaction back: a new attempt starts clean).
+    private func recordRetrying(_ records: [StateStore.PendingRecord]) throws -> [FetchRecord] {
+        var pauses = Self.retryPausesMicroseconds[...]
+        while true {
+            do {
+                return try state.record(records)
+            } catch where StateStore.isTransient(error) && !pauses.isEmpty {
+                logger.warning("recording \(records.count) result(s) failed (\(error)); trying again")
+                usleep(pauses.removeFirst())  // the commit queue's own thread, not Swift's pool
+            }
+        }
+    }
+
+    /// Writes the results the database refused earlier, once more (at the end of `fetchd
+    /// --once` and at shutdown, when no later batch would). Returns how many are still
+    /// unrecorded; they are logged as lost.
+    func flushUnrecorded() -> Int {
+        worker.sync {
+            let earlier = unrecorded.withLock { $0 }
+            guard !earlier.isEmpty else { return 0 }
+            do {
+                _ = try recordRetrying(earlier)
+                unrecorded.withLock { $0.removeFirst(min($0.count, earlier.count)) }
+                logger.notice("recorded \(earlier.count) earlier result(s) the database had refused")
+                return 0
+            } catch {
+                let names = earlier.map(\.fetch.handler).joined(separator: ", ")
+                logger.error("\(earlier.count) result(s) were logged but could not be recorded in \(state.path) and are lost: \(names) (\(error))")
+                return earlier.count
+            }
         }
     }
 }

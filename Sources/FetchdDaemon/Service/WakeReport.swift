@@ -64,6 +64,8 @@ public struct WakeReport: Sendable {
     public var before: Usage
     /// See `before`.
     public var after: Usage
+    /// Results logged but not recorded: the state database refused them to the end.
+    public var unrecorded = 0
 
     /// Fetches that failed or expired.
     public var failures: Int { records.filter { $0.fetchResult?.isFailure ?? true }.count }
