@@ -20,7 +20,7 @@ RUN_DIR := $(CURDIR)/.fetchd
 BIN_DIR = $(shell $(SWIFT) build --show-bin-path)
 
 .PHONY: all deps test-deps install-packages build run status man man-check test test-asan test-tsan bench-http bench-idle bench-transfer \
-	bench-planner bench-learning fuzz fuzz-build fuzz-config fuzz-trace fuzz-control fuzz-headers fuzz-push fuzz-json io-faults torture release install uninstall clean
+	bench-planner bench-learning fuzz fuzz-build fuzz-config fuzz-trace fuzz-control fuzz-headers fuzz-push fuzz-json io-faults soak soak-plot torture release install uninstall clean
 
 all: build
 
@@ -224,9 +224,25 @@ $(addprefix fuzz-,$(FUZZ_TARGETS)): fuzz-%: fuzz-build
 # resource exhaustion (10,000 handlers all due,
 # handlers forking 1,000 children, endless output, RLIMIT_NOFILE lowered 100 times); the soak
 # (200 handlers for TORTURE_SOAK_MINUTES against a loopback server, a day's schedule every 20
-# minutes, its curve in bench/results/soak-DATE.json); then the six fuzzers, three at a time, 10 minutes
+# minutes, its curve in bench/results/soak-DATE.json and .svg; TORTURE_SOAK_MINUTES=120 is the
+# long option, held to a plateau after its first hour); then the six fuzzers, three at a time, 10 minutes
 # each (about 73 minutes in all on 2 cores). `make test` runs short versions of the kill, disk-full,
 # clock, reload, exhaustion and soak runs (KillTortureTests, DiskFullTests, FaultTortureTests).
+# The long soak alone, on the release build as a service runs it: SOAK_MINUTES of real time (two
+# hours unless set), then its curves drawn (bench/soak_plot.py, Debian's matplotlib) beside its
+# JSON in bench/results. A run of 90 minutes or more must also flatten: resident memory fitted
+# after the first hour rises by at most 1 MiB an hour (Tests/Torture/soak_report.py).
+SOAK_MINUTES ?= 120
+soak: release
+	python3 Tests/Torture/soak_torture.py --bin-dir $$($(SWIFT) build -c release --show-bin-path) \
+		--minutes $(SOAK_MINUTES) --json bench/results/soak-release-$$(date +%Y%m%d).json
+	@$(MAKE) --no-print-directory soak-plot SOAK_JSON=bench/results/soak-release-$$(date +%Y%m%d).json
+
+# Draws a soak's JSON as an SVG beside it.
+soak-plot:
+	@$(MAKE) --no-print-directory install-packages PACKAGES="python3-matplotlib"
+	/usr/bin/python3 bench/soak_plot.py $(SOAK_JSON) $(SOAK_JSON:.json=.svg)
+
 # Only the I/O faults: each write, sync, rename, mkdir, symlink and open of the cache and the
 # database in a 3-handler `fetchd --once` fails in turn, with each errno (about 2 minutes).
 io-faults: build
@@ -249,6 +265,7 @@ torture: build
 	python3 Tests/Torture/exhaustion_torture.py --bin-dir $(BIN_DIR) nofile --rounds 100
 	python3 Tests/Torture/soak_torture.py --bin-dir $(BIN_DIR) --minutes $(TORTURE_SOAK_MINUTES) \
 		--json bench/results/soak-$$(date +%Y%m%d).json
+	@$(MAKE) --no-print-directory soak-plot SOAK_JSON=bench/results/soak-$$(date +%Y%m%d).json
 	@$(MAKE) --no-print-directory -j3 --output-sync=target fuzz FUZZ_SECONDS=600
 
 # Installs the binaries, their man pages and shell completions, the units (system and user), the polkit rule that lets the fetchd user

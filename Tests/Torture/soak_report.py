@@ -23,13 +23,18 @@ CPU_RATIO_BOUND, RATE_RATIO_FLOOR = 1.3, 0.75
 # so may each fetch whose new version waits in <cache>/.staging for its commit batch (its slot
 # is already free; a batch takes what has come, 32 or more): room for two batches.
 STAGING_BOUND = 4 + 32 + 64
+# A run of 90 minutes or more is also read as a line: resident memory fitted from the end of its
+# first hour must rise by at most this much per hour of real time (a plateau, not a slow leak
+# the early and late windows of a short run cannot tell from noise).
+LONG_RUN_SECONDS, LONG_RSS_SLOPE_KIB_PER_HOUR = 90 * 60, 1024
 # The bounds, as the JSON output states them.
 BOUNDS = {"rss": f"+max({RSS_BOUND_FRACTION:.0%}, {RSS_BOUND_KIB} KiB)",
           "fds": f"median of non-socket fds +{FD_SLACK}; sockets at most {SOCKET_BOUND}",
           "db": f"+max({DB_BOUND_FRACTION:.0%}, {DB_BOUND_BYTES} B) + {DB_BYTES_PER_ROW} B per use/push row",
           "content": f"+{CONTENT_BOUND_BYTES} B + {DB_BYTES_PER_ROW} B per use/push row",
           "cpu_per_fetch": f"x{CPU_RATIO_BOUND} against the reference work", "rate": f"x{RATE_RATIO_FLOOR} at least",
-          "versions": f"{RETAIN} (+1 while a batch publishes)", "history_rows": HISTORY_CAP, "staging_files": STAGING_BOUND}
+          "versions": f"{RETAIN} (+1 while a batch publishes)", "history_rows": HISTORY_CAP, "staging_files": STAGING_BOUND,
+          "rss_slope_after_first_hour": f"{LONG_RSS_SLOPE_KIB_PER_HOUR} KiB/h, runs of {LONG_RUN_SECONDS // 60} min or more"}
 
 
 def file_size(path):
@@ -231,6 +236,11 @@ def verdict(rows, samples, results, short):
                         f"x{cpu_ratio(early, late):.2f} against the reference work (bound x{CPU_RATIO_BOUND})")
     if not short and late["fetches_per_minute"] < RATE_RATIO_FLOOR * early["fetches_per_minute"]:
         problems.append(f"fetches per minute fell from {early['fetches_per_minute']:.0f} to {late['fetches_per_minute']:.0f}")
+    if samples[-1]["t"] >= LONG_RUN_SECONDS:
+        slope = slope_per_hour(samples, "rss_kib", 3600)
+        if slope > LONG_RSS_SLOPE_KIB_PER_HOUR:
+            problems.append(f"resident memory still rises after the first hour: {slope:+.0f} KiB/h fitted "
+                            f"(bound +{LONG_RSS_SLOPE_KIB_PER_HOUR} KiB/h)")
     if late["staging_files"] > STAGING_BOUND:
         problems.append(f"{late['staging_files']} staging files at once: they pile up")
     # A batch publishes its new versions before it prunes the old ones: one more for a moment.

@@ -198,6 +198,8 @@ def run(args, rng, port):
             json.dump({"date": datetime.now().strftime("%Y-%m-%d"), "minutes": args.minutes, "speedup": SPEEDUP,
                        "handlers": len(kinds), "replayed_fetches": replayed, "fetches": samples[-1]["fetches"], **stored,
                        "load": load.counts, "early": early, "late": late, "rss_kib_per_hour_after_warmup": round(rss_slope),
+                       "rss_kib_per_hour_after_first_hour": round(slope_per_hour(samples, "rss_kib", 3600))
+                       if samples[-1]["t"] > 3600 else None,
                        "cpu_per_fetch_ratio": round(late["cpu_ms_per_fetch"] / early["cpu_ms_per_fetch"], 3),
                        "cpu_per_fetch_ratio_against_reference": round(normalized, 3), "bounds": BOUNDS,
                        "violations": problems, "windows": rows, "samples": samples}, f, indent=1)
