@@ -15,9 +15,12 @@ public final class StateStore: Sendable {
         Self.keepPrivate(path)
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
-        // Synchronous=FULL: a transaction acknowledged to a client survives power loss too.
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         pool = try DatabasePool(path: path, configuration: configuration)
+        // Synchronous=FULL: a transaction acknowledged to a client survives power loss too (the
+        // WAL is synced at every commit). Set on the writer once the pool is open: the pool
+        // turns WAL mode on after `prepareDatabase` has run, and sets NORMAL with it, which syncs
+        // only at checkpoints (Tests/Torture/crash_states.py found results logged, then lost).
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         try Self.migrator.migrate(pool)
     }
 
@@ -222,6 +225,11 @@ public final class StateStore: Sendable {
         guard let error = error as? DatabaseError else { return false }
         return [.SQLITE_FULL, .SQLITE_IOERR, .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_READONLY, .SQLITE_CANTOPEN]
             .contains(error.resultCode)
+    }
+
+    /// The writer's `PRAGMA synchronous` (2: FULL).
+    func writerSynchronous() throws -> Int {
+        try pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
     }
 
     /// Records a use durably.
