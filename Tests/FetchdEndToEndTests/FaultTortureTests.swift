@@ -34,6 +34,15 @@ struct FaultTortureTests {
         #expect(run.status == 0 && run.output.contains("I/O faults: ") && run.output.contains(", 0 violations"), "\(run.output)")
     }
 
+    /// A sample of the states a power loss during a 10-handler wake may leave (ext4 data=ordered;
+    /// Tests/Torture/crash_states.py): complete snapshots, a sound database, nothing logged and
+    /// lost; fetchd started on some of them fetches again.
+    @Test(.enabled(if: FaultTortureTests.hasCompiler, "needs a C compiler for the recording shim"))
+    func crashStatesLoseNothingAcknowledged() async throws {
+        let run = try await TortureScript.run("crash_states.py", ["--cap", "300", "--start-every", "25"], timeoutSeconds: 300)
+        #expect(run.status == 0 && run.output.contains("crash states: ") && run.output.contains(", 0 violations"), "\(run.output)")
+    }
+
     /// Fifty reloads, valid and invalid, while handlers run: never a crash, the last valid config in force.
     @Test func fiftyReloadsKeepTheLastValidConfig() async throws {
         let run = try await TortureScript.run("reload_torture.py", ["--reloads", "50"], timeoutSeconds: 240)

@@ -22,8 +22,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-static char prefixes[8][PATH_MAX];
-static int prefix_count;
+#include "shim_paths.h"
+
 static long fail_at;
 static int fail_errno = EIO;
 static int log_fd = -1;
@@ -33,16 +33,7 @@ static ssize_t (*real_write)(int, const void *, size_t);
 
 __attribute__((constructor)) static void iofault_init(void) {
     real_write = dlsym(RTLD_NEXT, "write");
-    const char *list = getenv("IOFAULT_PREFIXES");
-    for (const char *p = list; p && *p && prefix_count < 8;) {
-        const char *end = strchr(p, ':');
-        size_t length = end ? (size_t)(end - p) : strlen(p);
-        if (length > 0 && length < PATH_MAX) {
-            memcpy(prefixes[prefix_count], p, length);
-            prefixes[prefix_count++][length] = 0;
-        }
-        p = end ? end + 1 : p + length;
-    }
+    shim_read_prefixes("IOFAULT_PREFIXES");
     const char *call = getenv("IOFAULT_CALL");
     fail_at = call ? atol(call) : 0;
     const char *name = getenv("IOFAULT_ERRNO");
@@ -53,47 +44,9 @@ __attribute__((constructor)) static void iofault_init(void) {
     if (log) log_fd = real_open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 }
 
-static int under_prefix(const char *path) {
-    if (!path) return 0;
-    for (int i = 0; i < prefix_count; i++) {
-        size_t length = strlen(prefixes[i]);
-        if (strncmp(path, prefixes[i], length) == 0 && (path[length] == 0 || path[length] == '/')) return 1;
-    }
-    return 0;
-}
-
-// The absolute path of `path` relative to `dirfd` (AT_FDCWD: the working folder), in `buffer`
-// of RESOLVED_MAX bytes.
-#define RESOLVED_MAX (2 * PATH_MAX + 2)
-static const char *resolve(int dirfd, const char *path, char *buffer) {
-    if (!path) return NULL;
-    if (path[0] == '/') return path;
-    char base[PATH_MAX];
-    if (dirfd == AT_FDCWD) {
-        if (!getcwd(base, sizeof base)) return NULL;
-    } else {
-        char link[64];
-        snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
-        ssize_t n = readlink(link, base, sizeof base - 1);
-        if (n <= 0) return NULL;
-        base[n] = 0;
-    }
-    snprintf(buffer, RESOLVED_MAX, "%s/%s", base, path);
-    return buffer;
-}
-
-static const char *path_of_fd(int fd, char *buffer) {
-    char link[64];
-    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    ssize_t n = readlink(link, buffer, PATH_MAX - 1);
-    if (n <= 0) return NULL;
-    buffer[n] = 0;
-    return buffer;
-}
-
 // Counts a call on `path` when it is one of ours; true when this one must fail.
 static int should_fail(const char *name, const char *path) {
-    if (!under_prefix(path)) return 0;
+    if (!shim_under_prefix(path)) return 0;
     long n = __atomic_add_fetch(&calls, 1, __ATOMIC_SEQ_CST);
     int failing = fail_at > 0 && n == fail_at;
     if (log_fd >= 0 && real_write) {
@@ -110,12 +63,12 @@ static int should_fail(const char *name, const char *path) {
 
 static int fd_fails(const char *name, int fd) {
     char buffer[PATH_MAX];
-    return should_fail(name, path_of_fd(fd, buffer));
+    return should_fail(name, shim_path_of_fd(fd, buffer));
 }
 
 static int path_fails(const char *name, int dirfd, const char *path) {
     char buffer[RESOLVED_MAX];
-    return should_fail(name, resolve(dirfd, path, buffer));
+    return should_fail(name, shim_resolve(dirfd, path, buffer));
 }
 
 ssize_t write(int fd, const void *data, size_t count) {
