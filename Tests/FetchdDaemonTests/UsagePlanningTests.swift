@@ -28,6 +28,18 @@ struct UsagePlanningTests {
         min_interval = "1h"
         """
 
+    /// An exec handler named `name` that writes the time, learning from explicit uses when `learns`.
+    private static func clockHandler(_ name: String, learns: Bool = true) -> String {
+        """
+        [[handler]]
+        name = "\(name)"
+        kind = "exec"
+        command = ["/bin/sh", "-c", "date +%s%N > \\"$FETCHD_OUTPUT\\""]
+        \(learns ? "usage = [\"explicit\"]" : "")
+
+        """
+    }
+
     /// `hour:minute` local time, `daysAgo` days before `reference`.
     private func local(_ hour: Int, _ minute: Int, daysAgo: Int, from reference: Date) -> Date {
         let calendar = Calendar.current
@@ -71,25 +83,8 @@ struct UsagePlanningTests {
     @Test func theGlobalBudgetHoldsBackEveryPlannedHandler() async throws {
         let directory = try TemporaryDirectory("usage")
         defer { directory.remove() }
-        let coordinator = try TestConfig.coordinator(in: directory, main: "global_budget = \"2/day\"", handlers: """
-            [[handler]]
-            name = "a"
-            kind = "exec"
-            command = ["/bin/sh", "-c", "date +%s%N > \\"$FETCHD_OUTPUT\\""]
-            usage = ["explicit"]
-
-            [[handler]]
-            name = "b"
-            kind = "exec"
-            command = ["/bin/sh", "-c", "date +%s%N > \\"$FETCHD_OUTPUT\\""]
-            usage = ["explicit"]
-
-            [[handler]]
-            name = "c"
-            kind = "exec"
-            command = ["/bin/sh", "-c", "date +%s%N > \\"$FETCHD_OUTPUT\\""]
-            usage = ["explicit"]
-            """)
+        let coordinator = try TestConfig.coordinator(in: directory, main: "global_budget = \"2/day\"",
+                                                     handlers: ["a", "b", "c"].map { Self.clockHandler($0) }.joined())
         let first = Date()
         // Three never-run handlers are due, but the shared budget has room for two.
         #expect(await coordinator.runDue(trigger: .manual).count == 2)
@@ -108,18 +103,8 @@ struct UsagePlanningTests {
     @Test func plannedFetchesAreRecordedWithTheUsageTrigger() async throws {
         let directory = try TemporaryDirectory("usage")
         defer { directory.remove() }
-        let coordinator = try TestConfig.coordinator(in: directory, handlers: """
-            [[handler]]
-            name = "planned"
-            kind = "exec"
-            command = ["/bin/sh", "-c", "date +%s%N > \\"$FETCHD_OUTPUT\\""]
-            usage = ["explicit"]
-
-            [[handler]]
-            name = "plain"
-            kind = "exec"
-            command = ["/bin/sh", "-c", "date +%s%N > \\"$FETCHD_OUTPUT\\""]
-            """)
+        let coordinator = try TestConfig.coordinator(
+            in: directory, handlers: Self.clockHandler("planned") + Self.clockHandler("plain", learns: false))
         let records = await coordinator.runDue()
         let triggers = Dictionary(uniqueKeysWithValues: records.map { ($0.handler, $0.trigger) })
         #expect(triggers == ["planned": "usage", "plain": "timer"])

@@ -29,9 +29,9 @@ Exits 1 at the first violation, keeping the state's folder.
 
     python3 Tests/Torture/crash_states.py --bin-dir .build/debug --cap 20000 --start-every 50
 """
-import argparse, hashlib, itertools, json, os, random, re, shutil, sqlite3, subprocess, sys, tempfile
+import argparse, itertools, os, random, re, shutil, sqlite3, subprocess, sys, tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torture_common import build_shim, fail
+from torture_common import build_shim, torn_snapshots
 
 RECORDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fsrecord.c")
 HANDLERS = [f"h{i}" for i in range(10)]
@@ -178,20 +178,7 @@ def build(before, calls, surviving, target):
 
 def check(work, acknowledged):
     """What is wrong with the state in `work`, as sentences."""
-    found = []
-    for name in HANDLERS:
-        latest = f"{work}/cache/{name}/latest"
-        if not os.path.lexists(latest):
-            continue
-        try:
-            meta = json.load(open(f"{latest}/meta.json"))
-            content = open(f"{latest}/content", "rb").read()
-        except (OSError, ValueError) as error:
-            found.append(f"{name}: latest is not a complete version: {error}")
-            continue
-        if meta.get("handler") != name or len(content) != meta.get("bytes") \
-                or hashlib.sha256(content).hexdigest() != meta.get("sha256"):
-            found.append(f"{name}: latest's content and meta.json do not belong together")
+    found = torn_snapshots(f"{work}/cache", HANDLERS)
     try:
         db = sqlite3.connect(f"{work}/state/state.sqlite")
         integrity = db.execute("PRAGMA integrity_check").fetchone()[0]

@@ -20,8 +20,8 @@ Prints a summary; exits 1 at the first violation (the folder is kept).
     python3 Tests/Torture/io_fault_torture.py --bin-dir .build/debug
     python3 Tests/Torture/io_fault_torture.py --bin-dir .build/debug --every 5   # a sample (make test)
 """
-import argparse, hashlib, json, os, re, shutil, sqlite3, subprocess, sys, tempfile
-from torture_common import build_shim
+import argparse, os, re, shutil, sqlite3, subprocess, sys, tempfile
+from torture_common import build_shim, history_count, torn_snapshots
 
 SHIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "iofault.c")
 
@@ -60,15 +60,6 @@ def run_once(bin_dir, work, shim=None, call=0, errno_name="EIO", log=None):
         return expired
 
 
-def history_rows(work):
-    """How many fetch results the database in `work` holds."""
-    db = sqlite3.connect(f"{work}/state/state.sqlite")
-    try:
-        return db.execute("SELECT count(*) FROM fetch_history").fetchone()[0]
-    finally:
-        db.close()
-
-
 def violations(work, run, history_before, errno_name=None, expect_all_new=False):
     """What is wrong after `run` (a CompletedProcess), as a list of sentences."""
     found = []
@@ -81,19 +72,7 @@ def violations(work, run, history_before, errno_name=None, expect_all_new=False)
         found.append(f"exit status {run.returncode}")
     if "Fatal error" in output:
         found.append("a Swift fatal error")
-    for name in HANDLERS:
-        latest = f"{work}/cache/{name}/latest"
-        if not os.path.lexists(latest):
-            continue
-        try:
-            meta = json.load(open(f"{latest}/meta.json"))
-            content = open(f"{latest}/content", "rb").read()
-        except (OSError, ValueError) as error:
-            found.append(f"{name}: latest is not a whole snapshot: {error}")
-            continue
-        if meta.get("handler") != name or len(content) != meta.get("bytes") \
-                or hashlib.sha256(content).hexdigest() != meta.get("sha256"):
-            found.append(f"{name}: latest content does not match its meta.json (torn or mismatched)")
+    found += torn_snapshots(f"{work}/cache", HANDLERS)
     database = f"{work}/state/state.sqlite"
     logged = RESULT_LINE.findall(run.stderr)
     if os.path.exists(database):
@@ -139,7 +118,7 @@ def main():
     first = run_once(args.bin_dir, base)
     if first.returncode != 0:
         sys.exit(f"the clean first run failed ({first.returncode}): {first.stderr[-2000:]}")
-    history_before = history_rows(base)
+    history_before = history_count(base)
     counting = f"{root}/count"
     shutil.copytree(base, counting, symlinks=True)
     run_once(args.bin_dir, counting, shim, 0, log=f"{root}/count.log")
@@ -175,7 +154,7 @@ def main():
                            else "no effect seen (a read or an advisory write)")
                 outcomes[outcome] = outcomes.get(outcome, 0) + 1
             if not problems:
-                rows = history_rows(work)
+                rows = history_count(work)
                 again = run_once(args.bin_dir, work)
                 problems = [f"after the fault: {p}" for p in violations(work, again, rows, expect_all_new=True)]
             if problems:

@@ -13,7 +13,8 @@ Prints one line per 50 kills and a summary; exits 1 at the first violation.
 
     python3 Tests/Torture/kill_torture.py --bin-dir .build/debug --kills 500
 """
-import argparse, hashlib, json, os, random, signal, sqlite3, subprocess, sys, tempfile, time
+import argparse, json, os, random, signal, sqlite3, subprocess, sys, tempfile, time
+from torture_common import history_count, torn_snapshots
 
 HANDLERS = 20
 
@@ -67,25 +68,10 @@ def check(work, acked_uses, acked_fetches):
                 return f"{handler}: {count} fetches acknowledged, {stored} in history"
     finally:
         db.close()
-    for i in range(HANDLERS):
-        latest = f"{work}/cache/h{i:02d}/latest"
-        if not os.path.lexists(latest):
-            continue
-        try:
-            meta = json.load(open(f"{latest}/meta.json"))
-            content = open(f"{latest}/content", "rb").read()
-        except (OSError, ValueError) as error:
-            return f"h{i:02d}: latest is not a whole snapshot: {error}"
-        if len(content) != meta["bytes"] or hashlib.sha256(content).hexdigest() != meta["sha256"]:
-            return f"h{i:02d}: latest content does not match its meta.json (torn)"
+    torn = torn_snapshots(f"{work}/cache", [f"h{i:02d}" for i in range(HANDLERS)])
+    if torn:
+        return torn[0]
     return None
-
-def timer_fetches(work):
-    db = sqlite3.connect(f"{work}/state/state.sqlite")
-    try:
-        return db.execute("SELECT count(*) FROM fetch_history WHERE trigger = 'timer'").fetchone()[0]
-    finally:
-        db.close()
 
 def main():
     parser = argparse.ArgumentParser()
@@ -100,7 +86,7 @@ def main():
     acked_uses, acked_fetches, total_uses, total_fetches, stalled = {}, {}, 0, 0, 0
     began = time.monotonic()
     for kill in range(1, args.kills + 1):
-        before = timer_fetches(work) if os.path.exists(f"{work}/state/state.sqlite") else 0
+        before = history_count(work, 'timer') if os.path.exists(f"{work}/state/state.sqlite") else 0
         proc = start(args.bin_dir, work, log)
         deadline = time.monotonic() + rng.uniform(0.05, 1.5)
         while time.monotonic() < deadline:
@@ -124,12 +110,12 @@ def main():
         violation = check(work, acked_uses, acked_fetches)
         if violation:
             sys.exit(f"kill {kill}: {violation} (files in {work})")
-        if timer_fetches(work) == before:
+        if history_count(work, 'timer') == before:
             stalled += 1  # a kill within the first second may come before any timer fetch
         if kill % 50 == 0 or kill == args.kills:
             print(f"{kill} kills, {total_uses} uses and {total_fetches} fetches acknowledged, "
                   f"all stored; {time.monotonic() - began:.0f} s", flush=True)
-    after = timer_fetches(work)
+    after = history_count(work, 'timer')
     print(f"SIGKILL torture: {args.kills} kills; integrity_check ok and no torn snapshot after every one; "
           f"{total_uses} acknowledged uses and {total_fetches} acknowledged fetches, none lost; "
           f"{after} timer fetches recorded, rounds without a new one: {stalled}")

@@ -1,7 +1,7 @@
 """Shared pieces of the torture scripts (issue 7): a real fetchd on a temp configuration, fetchctl
 against it, and what /proc says about the daemon (resident memory, file descriptors, threads, CPU).
 """
-import atexit, glob, json, os, resource, shutil, signal, subprocess, sys, tempfile, time
+import atexit, glob, hashlib, json, os, resource, shutil, signal, sqlite3, subprocess, sys, tempfile, time
 from datetime import datetime
 
 
@@ -14,6 +14,38 @@ def build_shim(source, work):
     library = f"{work}/{os.path.splitext(os.path.basename(source))[0]}.so"
     subprocess.run([compiler, "-shared", "-fPIC", "-O2", "-o", library, source, "-ldl"], check=True)
     return library
+
+
+def torn_snapshots(cache, names):
+    """The handlers among `names` whose `latest` in `cache` is not a whole snapshot (`content`
+    and `meta.json` there, and belonging together: handler, size, SHA-256), as sentences. A
+    handler without `latest` has not published yet: not torn."""
+    found = []
+    for name in names:
+        latest = f"{cache}/{name}/latest"
+        if not os.path.lexists(latest):
+            continue
+        try:
+            meta = json.load(open(f"{latest}/meta.json"))
+            content = open(f"{latest}/content", "rb").read()
+        except (OSError, ValueError) as error:
+            found.append(f"{name}: latest is not a whole snapshot: {error}")
+            continue
+        if meta.get("handler") != name or len(content) != meta.get("bytes") \
+                or hashlib.sha256(content).hexdigest() != meta.get("sha256"):
+            found.append(f"{name}: latest's content and meta.json do not belong together (torn or mismatched)")
+    return found
+
+
+def history_count(work, trigger=None):
+    """How many fetch results the state database in `work` holds (of `trigger` only, if given)."""
+    db = sqlite3.connect(f"{work}/state/state.sqlite")
+    try:
+        if trigger is None:
+            return db.execute("SELECT count(*) FROM fetch_history").fetchone()[0]
+        return db.execute("SELECT count(*) FROM fetch_history WHERE trigger = ?", (trigger,)).fetchone()[0]
+    finally:
+        db.close()
 
 
 def fail(message):
