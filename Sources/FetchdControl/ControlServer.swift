@@ -2,7 +2,6 @@ import FetchdCore
 import Foundation
 import Logging
 import NIOCore
-import NIOExtras
 import NIOPosix
 import ServiceLifecycle
 
@@ -78,7 +77,7 @@ public struct ControlServer: Service {
             child.eventLoop.makeCompletedFuture {
                 // Bounded: a client cannot make the daemon buffer more than one maximal request.
                 try child.pipeline.syncOperations.addHandler(ByteToMessageHandler(
-                    LineBasedFrameDecoder(), maximumBufferSize: ControlProtocol.maxLineBytes))
+                    RequestLineDecoder(), maximumBufferSize: ControlProtocol.maxLineBytes))
                 return try Connection(wrappingChannelSynchronously: child)
             }
         }

@@ -65,7 +65,7 @@ public enum FetchTrigger: String, Sendable, Codable, CaseIterable {
     case manual
     /// A push wake (`fetchctl push`).
     case push
-    /// A scheduled wake of a handler planned from its usage (`usage = [...]`): a fetch made for
-    /// a predicted use of the content, or because it reached `max_staleness`.
+    /// A scheduled wake of a handler whose fetches are planned from its usage (`usage = [...]`),
+    /// whatever the plan rested on this time (predicted uses, `max_staleness`, a first fetch).
     case usage
 }

@@ -64,7 +64,7 @@ public struct Daemon {
         let records = await coordinator.runDue(trigger: .timer)
         var report = WakeReport(records: records, before: before, after: .atEnd())
         // No later batch will carry results the database refused: one more try, or say so.
-        report.unrecorded = coordinator.pipeline.committer.flushUnrecorded()
+        report.unrecorded = await coordinator.pipeline.committer.flushUnrecorded()
         return report
     }
 
@@ -141,9 +141,11 @@ public struct Daemon {
         ]
         let group = ServiceGroup(configuration: .init(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        var failure: (any Error)?
+        do { try await group.run() } catch { failure = error }
         // Results the database refused would otherwise wait for a batch that never comes.
-        _ = coordinator.pipeline.committer.flushUnrecorded()
+        _ = await coordinator.pipeline.committer.flushUnrecorded()
+        if let failure { throw failure }
         logger.info("fetchd stopped")
     }
 }

@@ -109,7 +109,9 @@ public struct BackgroundTransfer: Sendable {
     enum Attempt { case finished(Outcome), startAfresh }
 
     private func attempt(files: Files, watch: @Sendable (TransferProgress) -> Void) async -> Attempt {
-        let saved = TransferResumeRecord.read(from: files.record).flatMap { $0.url == url ? $0 : nil }
+        var saved = TransferResumeRecord.read(from: files.record).flatMap { $0.url == url ? $0 : nil }
+        // Read as written: only a validator If-Range can carry lets the file be continued.
+        if let validator = saved?.validator { saved?.validator = TransferResumeRecord.rangeValidator(validator) }
         var offset = Self.size(of: files.partial)
         if offset > 0, saved?.validator == nil {
             discard(files)  // no validator: its bytes cannot be matched to a version of the resource

@@ -156,9 +156,8 @@ public struct SnapshotMetadata: Codable, Sendable, Equatable {
 
     /// Reads `isoText`'s shape, `2026-11-21T08:30:12.345Z` (the fraction optional, at most nine
     /// digits), in the calendar it is written in: `timegm` undoes `gmtime_r`, so a time read and
-    /// written again is the same text. Foundation's ISO-8601 style switches to the Julian
-    /// calendar before 1582 and took trailing text, so a hostile or damaged file changed when
-    /// written back. Nil for anything else.
+    /// written again is the same text. Not Foundation's ISO-8601 style, which reads dates before
+    /// 1582 in the Julian calendar and accepts text after the time. Nil for anything else.
     static func isoDate(_ text: String) -> Date? {
         let bytes = Array(text.utf8)
         guard (20...30).contains(bytes.count), bytes.last == UInt8(ascii: "Z") else { return nil }

@@ -16,35 +16,11 @@ public final class StateStore: Sendable {
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
         pool = try DatabasePool(path: path, configuration: configuration)
-        // Synchronous=FULL: a transaction acknowledged to a client survives power loss too (the
-        // WAL is synced at every commit). Set on the writer once the pool is open: the pool
-        // turns WAL mode on after `prepareDatabase` has run, and sets NORMAL with it, which syncs
-        // only at checkpoints (Tests/Torture/crash_states.py found results logged, then lost).
+        // Synchronous=FULL: the WAL is synced at every commit, so a result acknowledged survives
+        // a power loss. Set on the writer once the pool is open: the pool turns WAL mode on
+        // after `prepareDatabase` has run and sets NORMAL with it (synced at checkpoints only).
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         try Self.migrator.migrate(pool)
-    }
-
-    /// The database holds when the user used what: readable by fetchd alone, and by the state
-    /// folder's group when that folder is open to it (the system unit's 0750 folder: members of
-    /// the fetchd group replay it with `fetchctl simulate --from-state`), whatever the umask. A
-    /// new file is created so before SQLite opens it (its journal files take the main file's
-    /// mode); an older one open to more is narrowed, with its journal files.
-    static func keepPrivate(_ path: String) {
-        var folder = stat()
-        let groupMayRead = stat(PathName.directory(of: path), &folder) == 0 && folder.st_mode & 0o050 == 0o050
-        let allowed: mode_t = groupMayRead ? 0o640 : 0o600
-        let created = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, allowed)
-        if created >= 0 {
-            fchmod(created, allowed)  // exactly this mode, whatever the umask
-            close(created)
-            return
-        }
-        for file in [path, path + "-wal", path + "-shm"] {
-            var info = stat()
-            if stat(file, &info) == 0, info.st_mode & 0o077 & ~allowed != 0, info.st_uid == geteuid() {
-                _ = chmod(file, info.st_mode & (0o700 | allowed))
-            }
-        }
     }
 
     /// Schema history. Never edit a shipped migration: add a new one.

@@ -96,6 +96,10 @@ struct ControlProtocolTests {
                 try Self.blockingExchange(path, #"{"version":1,"command":"ping"}"# + "\n", halfClose: true)
             }
             #expect(answer.contains("\"ok\":true") && answer.contains("pong"), "\(answer)")
+            let unterminated = try await onOwnThread {
+                try Self.blockingExchange(path, #"{"version":1,"command":"ping"}"#, halfClose: true)
+            }
+            #expect(unterminated.contains("\"ok\":true"), "a last line without its newline: \(unterminated)")
         }
     }
 

@@ -6,6 +6,7 @@ import Testing
 
 /// A reload resizes every slot pool to the new configuration, without a restart.
 @Suite struct ReloadLimitsTests {
+    /// Each limit read again changes its pool: the transfer slots were sized once at start.
     @Test func aReloadResizesProgramHTTPAndTransferSlots() async throws {
         let directory = try TemporaryDirectory("reload-limits")
         let handlers = """

@@ -22,6 +22,7 @@ import Testing
         }.sorted { $0.path < $1.path }
     }
 
+    /// At least five seeds per target, each run through it without a trap.
     @Test(arguments: FuzzTarget.allCases)
     func everySeedPasses(_ target: FuzzTarget) async throws {
         let seeds = Self.seeds(of: target)

@@ -49,9 +49,9 @@ struct SnapshotMetadataTests {
 
     /// fetchd reads its own times back exactly, and any time it reads it writes back the same.
     @Test func timesReadBackAsTheyWereWritten() throws {
-        var random = SystemRandomNumberGenerator()
-        for milliseconds in [0, -1, -62_135_596_800_000, 253_402_300_799_999]
-            + (0..<500).map({ _ in Int64.random(in: -30_000_000_000_000...4_102_444_800_000, using: &random) }) {
+        // Spread evenly over years 1019 to 2099, with odd milliseconds (the same every run).
+        let spread = stride(from: Int64(-30_000_000_000_000), through: 4_102_444_800_000, by: 68_204_889_601)
+        for milliseconds in [0, -1, -62_135_596_800_000, 253_402_300_799_999] + Array(spread) {
             let text = SnapshotMetadata.isoText(Date(timeIntervalSince1970: Double(milliseconds) / 1000))
             let date = try #require(SnapshotMetadata.isoDate(text), "\(text)")
             #expect(Int64((date.timeIntervalSince1970 * 1000).rounded()) == milliseconds, "\(text)")

@@ -7,10 +7,12 @@ runs once under Tests/Torture/fsrecord.c, which records each call that changes t
 state folder, with its data, and each line fetchd logs. From that record this script generates
 the states a power loss at any point could leave, under ext4 data=ordered as ALICE models it
 (Pillai et al., OSDI 2014):
-  - directory operations (create, mkdir, rmdir, symlink, unlink, rename), truncations and appends
-    (a write past the end: its data is written before the journal commit that grows the file)
-    go through the journal, so what survives of them is a prefix, in the order they were made;
-  - overwrites inside a file are not ordered: any of them may survive, or not;
+  - folder operations (create, mkdir, rmdir, symlink, unlink, rename) and truncations go through
+    the journal, so what survives of them is a prefix, in the order they were made;
+  - appends are not ordered with them (delayed allocation): of each file's appends a prefix
+    survives, at least those made before a surviving rename of that file (ext4 flushes a file
+    renamed over another first, auto_da_alloc);
+  - overwrites inside a file are not ordered at all: any of them may survive, or not;
   - a completed fsync or fdatasync makes every earlier write of its file durable, and commits
     the journal (one for the whole file system) with everything in it; a completed syncfs makes
     everything before it durable;
@@ -29,12 +31,13 @@ Exits 1 at the first violation, keeping the state's folder.
 
     python3 Tests/Torture/crash_states.py --bin-dir .build/debug --cap 20000 --start-every 50
 """
-import argparse, itertools, os, random, re, shutil, sqlite3, subprocess, sys, tempfile
+import argparse, hashlib, itertools, os, random, re, shutil, sqlite3, subprocess, sys, tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from torture_common import build_shim, torn_snapshots
 
 RECORDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fsrecord.c")
 HANDLERS = [f"h{i}" for i in range(10)]
+# Calls that go through the journal, in order: folder operations and truncations.
 JOURNALED = {"C", "D", "X", "S", "U", "R", "T"}
 ACK = re.compile(r"handler=(\S+) .*?result=(\S+)(?: .*?version=(\S+))?")
 
@@ -62,10 +65,12 @@ def wake(bin_dir, root, work, env=None):
                           timeout=120)
 
 
-def read_record(path, work):
+def read_record(path, work, before):
     """The recorded calls as tuples, paths made relative to `work`; each write says whether it
-    appended (went past the file's end as the calls before it left it)."""
+    appended (went past the file's end as the files before the wake and the calls before it
+    left it) or overwrote."""
     calls, sizes = [], {}
+    size = lambda p: sizes[p] if p in sizes else (os.path.getsize(f"{before}/{p}") if os.path.isfile(f"{before}/{p}") else 0)
     for line in open(path).read().splitlines():
         fields = line.split("\t")
         kind, rest = fields[0], [f.replace(work + "/", "") if f.startswith(work) else f for f in fields[1:]]
@@ -73,8 +78,8 @@ def read_record(path, work):
             continue  # the WAL index: not data, rebuilt from the WAL
         if kind == "W":
             path, offset, data = rest[0], int(rest[1]), bytes.fromhex(rest[2])
-            append = offset + len(data) > sizes.get(path, 0)
-            sizes[path] = max(sizes.get(path, 0), offset + len(data))
+            append = offset + len(data) > size(path)
+            sizes[path] = max(size(path), offset + len(data))
             calls.append(("A" if append else "O", path, offset, data))
         elif kind == "T":
             sizes[rest[0]] = int(rest[1])
@@ -83,17 +88,14 @@ def read_record(path, work):
             sizes[rest[0]] = 0
             calls.append(("C", rest[0]))
         elif kind == "R":
-            sizes[rest[1]] = sizes.pop(rest[0], 0)
+            sizes[rest[1]] = size(rest[0])
+            sizes.pop(rest[0], None)
             calls.append(("R", rest[0], rest[1]))
         elif kind == "A":
             calls.append(("ack", bytes.fromhex(rest[0]).decode(errors="replace")))
         else:
             calls.append((kind, *rest))
     return calls
-
-
-def journaled(call):
-    return call[0] in JOURNALED or call[0] == "A"
 
 
 def forced(calls, crash):
@@ -106,38 +108,101 @@ def forced(calls, crash):
         if call[0] == "Y":
             last_syncfs = index
         elif call[0] == "F":
-            durable.update(i for i in range(index)
-                           if journaled(calls[i]) or (calls[i][0] == "O" and calls[i][1] == call[1]))
+            durable.update(i for i in range(index) if calls[i][0] in JOURNALED
+                           or (calls[i][0] in ("A", "O") and calls[i][1] == call[1]))
     durable.update(i for i in range(last_syncfs + 1) if calls[i][0] not in ("Y", "F", "ack"))
     return durable
 
 
+class Plan:
+    """What may survive a crash after call `crash`: a prefix of the journaled calls (at least the
+    synced ones), a prefix of each file's appends, any of the overwrites; and what syncs forced."""
+
+    def __init__(self, calls, crash):
+        self.calls, self.crash = calls, crash
+        self.durable = forced(calls, crash)
+        self.journal = [i for i in range(crash + 1) if calls[i][0] in JOURNALED]
+        self.shortest = max([self.journal.index(i) + 1 for i in self.durable if i in self.journal] or [0])
+        self.appends = {}
+        for i in range(crash + 1):
+            if calls[i][0] == "A":
+                self.appends.setdefault(calls[i][1], []).append(i)
+        self.loose = [i for i in range(crash + 1) if calls[i][0] == "O" and i not in self.durable]
+        self.synced = {i for i in self.durable if calls[i][0] == "O"}
+
+    def append_choices(self, length):
+        """With the first `length` journaled calls surviving: each file's appends, and how many of
+        them at least survive (the synced ones, and those before a surviving rename of the file:
+        ext4 flushes a file renamed over another first, auto_da_alloc)."""
+        renamed = {}
+        for i in self.journal[:length]:
+            if self.calls[i][0] == "R":
+                renamed[self.calls[i][1]] = max(renamed.get(self.calls[i][1], -1), i)
+        choices = []
+        for path, indices in self.appends.items():
+            least = 0
+            for position, i in enumerate(indices):
+                if i in self.durable or i < renamed.get(path, -1):
+                    least = position + 1
+            choices.append((indices, least))
+        return choices
+
+    def count(self):
+        total = 0
+        for length in range(self.shortest, len(self.journal) + 1):
+            product = 1
+            for indices, least in self.append_choices(length):
+                product *= len(indices) - least + 1
+            total += product
+        return total * 2 ** len(self.loose)
+
+    def every(self):
+        for length in range(self.shortest, len(self.journal) + 1):
+            choices = self.append_choices(length)
+            for kept in itertools.product(*[range(least, len(indices) + 1) for indices, least in choices]):
+                appended = {i for (indices, _), n in zip(choices, kept) for i in indices[:n]}
+                for count in range(len(self.loose) + 1):
+                    for subset in itertools.combinations(self.loose, count):
+                        yield frozenset(set(self.journal[:length]) | appended | self.synced | set(subset))
+
+    def draw(self, rng):
+        length = rng.randint(self.shortest, len(self.journal))
+        appended = {i for indices, least in self.append_choices(length)
+                    for i in indices[:rng.randint(least, len(indices))]}
+        return frozenset(set(self.journal[:length]) | appended | self.synced | {i for i in self.loose if rng.random() < 0.5})
+
+
 def states(calls, cap, rng):
     """(crash point, surviving call indices) pairs: all when they number at most `cap`, else
-    `cap` drawn at random. Returns them and whether they are all."""
-    plans = []
-    for crash in range(-1, len(calls)):
-        durable = forced(calls, crash)
-        journal = [i for i in range(crash + 1) if journaled(calls[i])]
-        shortest = max([journal.index(i) + 1 for i in durable if i in journal] or [0])
-        loose = [i for i in range(crash + 1) if calls[i][0] == "O" and i not in durable]
-        base = {i for i in durable if not journaled(calls[i])}
-        plans.append((crash, journal, shortest, loose, base))
-    total = sum((len(j) - s + 1) * 2 ** len(loose) for _, j, s, loose, _ in plans)
-    chosen = set()
+    `cap` drawn at random. Returns them, whether they are all, and how many there are."""
+    plans = [Plan(calls, crash) for crash in range(-1, len(calls))]
+    total = sum(plan.count() for plan in plans)
     if total <= cap:
-        for crash, journal, shortest, loose, base in plans:
-            for length in range(shortest, len(journal) + 1):
-                for count in range(len(loose) + 1):
-                    for subset in itertools.combinations(loose, count):
-                        chosen.add((crash, frozenset(base | set(journal[:length]) | set(subset))))
+        chosen = {(plan.crash, surviving) for plan in plans for surviving in plan.every()}
         return sorted(chosen, key=lambda s: (s[0], sorted(s[1]))), True, total
+    chosen = set()
     while len(chosen) < cap:
-        crash, journal, shortest, loose, base = rng.choice(plans)
-        length = rng.randint(shortest, len(journal))
-        subset = {i for i in loose if rng.random() < 0.5}
-        chosen.add((crash, frozenset(base | set(journal[:length]) | subset)))
+        plan = rng.choice(plans)
+        chosen.add((plan.crash, plan.draw(rng)))
     return sorted(chosen, key=lambda s: (s[0], sorted(s[1]))), False, total
+
+
+def tree(root):
+    """Every file's bytes and every link's target under `root` (the -shm index left out)."""
+    found = {}
+    for folder, names, files in os.walk(root):
+        for name in names + files:
+            path = os.path.join(folder, name)
+            key = os.path.relpath(path, root)
+            if name.endswith("-shm"):
+                continue
+            if os.path.islink(path):
+                found[key] = ("link", os.readlink(path))
+            elif os.path.isfile(path):
+                found[key] = ("file", hashlib.sha256(open(path, "rb").read()).hexdigest())
+            else:
+                found[key] = ("folder",)
+    return found
 
 
 def build(before, calls, surviving, target):
@@ -147,7 +212,9 @@ def build(before, calls, surviving, target):
     at = lambda path: os.path.join(target, path)
     for index in sorted(surviving):
         call = calls[index]
-        kind, path = call[0], at(call[1])
+        if call[0] in ("Y", "F", "ack"):
+            continue  # syncs and log lines change no file
+        kind, path = call[0], at(call[2] if call[0] == "S" else call[1])
         if not os.path.isdir(os.path.dirname(path)):
             continue  # its folder did not survive (a later call in another order cannot need it)
         if kind == "C" and not os.path.lexists(path):
@@ -165,10 +232,9 @@ def build(before, calls, surviving, target):
         elif kind == "U" and os.path.lexists(path):
             os.unlink(path)
         elif kind == "S":
-            target_path = at(call[2])
-            if os.path.lexists(target_path):
-                os.unlink(target_path)
-            os.symlink(call[1], target_path)
+            if os.path.lexists(path):
+                os.unlink(path)
+            os.symlink(call[1], path)
         elif kind == "R" and os.path.lexists(path) and os.path.isdir(os.path.dirname(at(call[2]))):
             os.replace(path, at(call[2]))
     for shm in [f"{target}/state/state.sqlite-shm"]:
@@ -216,7 +282,14 @@ def main():
                                                "FSRECORD_PREFIXES": f"{work}/cache:{work}/state"})
     if recorded.returncode != 0:
         sys.exit(f"the recorded wake failed: {recorded.stderr[-2000:]}")
-    calls = read_record(f"{root}/record.log", work)
+    calls = read_record(f"{root}/record.log", work, before)
+    # The harness checks itself: every call replayed must give the files the wake left.
+    build(before, calls, range(len(calls)), f"{root}/replayed")
+    for part in ("cache", "state"):
+        replayed, left = tree(f"{root}/replayed/{part}"), tree(f"{work}/{part}")
+        if replayed != left:
+            differing = sorted(k for k in set(replayed) | set(left) if replayed.get(k) != left.get(k))
+            sys.exit(f"the replay of the whole record does not give the files the wake left: {differing[:10]}")
     acks = [(i, ACK.search(c[1])) for i, c in enumerate(calls) if c[0] == "ack"]
     acks = [(i, m.groups()) for i, m in acks if m]
     if len(acks) != len(HANDLERS):

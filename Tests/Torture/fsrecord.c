@@ -14,6 +14,11 @@
 //   R from to         a rename
 //   F path            fsync or fdatasync     Y            syncfs
 //   A hex             a line fetchd logged (stderr)
+//
+// Only calls made through the dynamic symbols are seen: a file glibc creates itself (mkstemp) or
+// a program fetchd starts (it gets a clean environment, without LD_PRELOAD) goes unrecorded, so
+// the crash-state wake uses http handlers, whose every byte fetchd writes. errno is kept as the
+// real call left it.
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -51,8 +56,10 @@ static void hex(const void *data, size_t count) {
 // The calls are made one at a time, so the record's order is the order they completed in.
 static void begin(void) { pthread_mutex_lock(&lock); }
 static void end(void) {
+    int error = errno;
     if (record) fflush(record);
     pthread_mutex_unlock(&lock);
+    errno = error;
 }
 
 static const char *fd_path(int fd, char *buffer) {
@@ -88,8 +95,10 @@ ssize_t write(int fd, const void *data, size_t count) {
     begin();
     off_t offset = write_offset(fd);
     ssize_t done = real(fd, data, count);
+    int error = errno;
     wrote(fd, offset, data, done);
     end();
+    errno = error;
     return done;
 }
 
@@ -98,6 +107,7 @@ ssize_t writev(int fd, const struct iovec *iov, int count) {
     begin();
     off_t offset = write_offset(fd);
     ssize_t done = real(fd, iov, count), left = done;
+    int error = errno;
     for (int i = 0; i < count && left > 0; i++) {
         ssize_t part = (size_t)left < iov[i].iov_len ? left : (ssize_t)iov[i].iov_len;
         wrote(fd, offset, iov[i].iov_base, part);
@@ -105,6 +115,7 @@ ssize_t writev(int fd, const struct iovec *iov, int count) {
         left -= part;
     }
     end();
+    errno = error;
     return done;
 }
 
@@ -112,8 +123,10 @@ ssize_t pwrite(int fd, const void *data, size_t count, off_t offset) {
     REAL(ssize_t, pwrite, int, const void *, size_t, off_t);
     begin();
     ssize_t done = real(fd, data, count, offset);
+    int error = errno;
     wrote(fd, offset, data, done);
     end();
+    errno = error;
     return done;
 }
 
@@ -121,15 +134,19 @@ ssize_t pwrite64(int fd, const void *data, size_t count, off64_t offset) {
     REAL(ssize_t, pwrite64, int, const void *, size_t, off64_t);
     begin();
     ssize_t done = real(fd, data, count, offset);
+    int error = errno;
     wrote(fd, offset, data, done);
     end();
+    errno = error;
     return done;
 }
 
 static int truncated(int fd, off_t length, int result) {
+    int error = errno;  // the real call's, for its caller
     char buffer[PATH_MAX];
     const char *path = fd_path(fd, buffer);
     if (path && result == 0) fprintf(record, "T\t%s\t%lld\n", path, (long long)length);
+    errno = error;
     return result;
 }
 
@@ -150,12 +167,14 @@ int ftruncate64(int fd, off64_t length) {
 }
 
 static int synced(int fd, int result, int whole) {
+    int error = errno;  // the real call's, for its caller
     char buffer[PATH_MAX];
     const char *path = fd_path(fd, buffer);
     if (path && result == 0) {
         if (whole) fprintf(record, "Y\n");
         else fprintf(record, "F\t%s\n", path);
     }
+    errno = error;
     return result;
 }
 
@@ -165,9 +184,11 @@ int syncfs(int fd) { REAL(int, syncfs, int); begin(); int r = synced(fd, real(fd
 
 // A call on one path: `code` and the path recorded when it succeeded.
 static int one_path(const char *code, int dirfd, const char *path, int result) {
+    int error = errno;  // the real call's, for its caller
     char buffer[RESOLVED_MAX];
     const char *resolved = at_path(dirfd, path, buffer);
     if (resolved && result == 0) fprintf(record, "%s\t%s\n", code, resolved);
+    errno = error;
     return result;
 }
 
@@ -193,9 +214,11 @@ int unlinkat(int dirfd, const char *path, int flags) {
 }
 
 static int linked(const char *target, int dirfd, const char *path, int result) {
+    int error = errno;  // the real call's, for its caller
     char buffer[RESOLVED_MAX];
     const char *resolved = at_path(dirfd, path, buffer);
     if (resolved && result == 0) fprintf(record, "S\t%s\t%s\n", target, resolved);
+    errno = error;
     return result;
 }
 int symlink(const char *target, const char *path) {
@@ -208,9 +231,11 @@ int symlinkat(const char *target, int dirfd, const char *path) {
 }
 
 static int renamed(int fromfd, const char *from, int tofd, const char *to, int result) {
+    int error = errno;  // the real call's, for its caller
     char a[RESOLVED_MAX], b[RESOLVED_MAX];
     const char *source = at_path(fromfd, from, a), *target = at_path(tofd, to, b);
     if (source && target && result == 0) fprintf(record, "R\t%s\t%s\n", source, target);
+    errno = error;
     return result;
 }
 int rename(const char *from, const char *to) {
@@ -228,12 +253,14 @@ int renameat2(int fromfd, const char *from, int tofd, const char *to, unsigned i
 
 // The open family: a file created, or truncated by O_TRUNC.
 static int opened(int dirfd, const char *path, int flags, int existed, int fd) {
+    int error = errno;  // the real call's, for its caller
     char buffer[RESOLVED_MAX];
     const char *resolved = at_path(dirfd, path, buffer);
     if (resolved && fd >= 0) {
         if ((flags & O_CREAT) && !existed) fprintf(record, "C\t%s\n", resolved);
         else if (flags & O_TRUNC) fprintf(record, "T\t%s\t0\n", resolved);
     }
+    errno = error;
     return fd;
 }
 
@@ -251,7 +278,9 @@ static mode_t mode_argument(int flags, va_list arguments) {
         begin();                                                                                \
         int existed = faccessat(dirfd_expression, path, F_OK, AT_SYMLINK_NOFOLLOW) == 0;        \
         int fd = opened(dirfd_expression, path, flags, existed, CALL);                          \
+        int error = errno;                                                                      \
         end();                                                                                  \
+        errno = error;                                                                          \
         return fd;                                                                              \
     }
 #define CALL real(path, flags, mode)
@@ -274,9 +303,11 @@ size_t fwrite(const void *data, size_t size, size_t count, FILE *stream) {
     if (stream != stderr || !record) return real(data, size, count, stream);
     begin();
     size_t done = real(data, size, count, stream);
+    int error = errno;
     fputs("A\t", record);
     hex(data, size * done);
     fputc('\n', record);
     end();
+    errno = error;
     return done;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""I/O errors at every point of a wake (issue 26): fail one write, sync, rename, mkdir, symlink or
-open of fetchd's data with EIO, ENOSPC or EDQUOT, and check what is left.
+"""I/O errors at every point of a wake (issue 26): fail one write, truncation, sync, rename, mkdir,
+rmdir, unlink, symlink or open of fetchd's data with EIO, ENOSPC or EDQUOT, and check what is left.
 
 A 3-handler configuration (an http handler reading a file:// URL, two exec handlers) gets one
 clean `fetchd --once` first. Then a counting run under Tests/Torture/iofault.c (LD_PRELOAD) lists
@@ -9,8 +9,7 @@ points. For each point n and each errno, on a fresh copy of the first run's fold
   - `fetchd --once` with the n-th call failing must exit by itself (no signal, no crash);
   - every handler's `latest` is a whole snapshot (content's size and SHA-256 match meta.json);
   - the state database passes `PRAGMA integrity_check`;
-  - every result fetchd logged is in the database (nothing acknowledged and lost), unless the
-    run says it could not record them;
+  - every result fetchd logged is in the database (nothing acknowledged and lost);
   - a fetch the fault made fail is recorded as failed with the errno's meaning (e.g. "No space
     left on device") in its reason;
   - then, the fault gone, `fetchd --once` fetches all three handlers as new data, and the

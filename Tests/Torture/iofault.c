@@ -1,8 +1,9 @@
 // I/O fault injection for fetchd (Tests/Torture/io_fault_torture.py), loaded with LD_PRELOAD.
 //
-// Counts the calls that write fetchd's data (write, writev, pwrite, fsync, fdatasync, syncfs,
-// rename, renameat, renameat2, mkdir, mkdirat, symlink, symlinkat, open, openat and their
-// 64-bit and fortified names) on paths under the folders in IOFAULT_PREFIXES (colon-separated:
+// Counts the calls that open or change fetchd's data (write, writev, pwrite, ftruncate, fsync,
+// fdatasync, syncfs, rename, renameat, renameat2, mkdir, mkdirat, rmdir, unlink, unlinkat,
+// symlink, symlinkat, open, openat and their 64-bit and fortified names; opens for reading
+// too) on paths under the folders in IOFAULT_PREFIXES (colon-separated:
 // the cache and the state folder; a descriptor counts by the path /proc/self/fd names), and
 // fails the IOFAULT_CALL-th of them with IOFAULT_ERRNO (EIO, ENOSPC or EDQUOT) without making it.
 // IOFAULT_CALL=0 fails none: the run only counts. Every counted call is appended to IOFAULT_LOG
@@ -129,6 +130,36 @@ int renameat2(int fromfd, const char *from, int tofd, const char *to, unsigned i
     REAL(int, renameat2, int, const char *, int, const char *, unsigned int);
     if (path_fails("renameat2", tofd, to)) return -1;
     return real(fromfd, from, tofd, to, flags);
+}
+
+int ftruncate(int fd, off_t length) {
+    REAL(int, ftruncate, int, off_t);
+    if (fd_fails("ftruncate", fd)) return -1;
+    return real(fd, length);
+}
+
+int ftruncate64(int fd, off64_t length) {
+    REAL(int, ftruncate64, int, off64_t);
+    if (fd_fails("ftruncate64", fd)) return -1;
+    return real(fd, length);
+}
+
+int unlink(const char *path) {
+    REAL(int, unlink, const char *);
+    if (path_fails("unlink", AT_FDCWD, path)) return -1;
+    return real(path);
+}
+
+int unlinkat(int dirfd, const char *path, int flags) {
+    REAL(int, unlinkat, int, const char *, int);
+    if (path_fails("unlinkat", dirfd, path)) return -1;
+    return real(dirfd, path, flags);
+}
+
+int rmdir(const char *path) {
+    REAL(int, rmdir, const char *);
+    if (path_fails("rmdir", AT_FDCWD, path)) return -1;
+    return real(path);
 }
 
 int mkdir(const char *path, mode_t mode) {

@@ -189,22 +189,29 @@ final class ResultCommitter: Sendable {
     }
 
     /// Writes the results the database refused earlier, once more (at the end of `fetchd
-    /// --once` and at shutdown, when no later batch would). Returns how many are still
-    /// unrecorded; they are logged as lost.
-    func flushUnrecorded() -> Int {
-        worker.sync {
-            let earlier = unrecorded.withLock { $0 }
-            guard !earlier.isEmpty else { return 0 }
-            do {
-                _ = try recordRetrying(earlier)
-                unrecorded.withLock { $0.removeFirst(min($0.count, earlier.count)) }
-                logger.notice("recorded \(earlier.count) earlier result(s) the database had refused")
-                return 0
-            } catch {
-                let names = earlier.map(\.fetch.handler).joined(separator: ", ")
-                logger.error("\(earlier.count) result(s) were logged but could not be recorded in \(state.path) and are lost: \(names) (\(error))")
-                return earlier.count
-            }
+    /// --once` and at shutdown, when no later batch would), on the commit queue. Returns how
+    /// many are still unrecorded; they are logged as lost.
+    func flushUnrecorded() async -> Int {
+        await withCheckedContinuation { continuation in
+            worker.async { continuation.resume(returning: self.writeUnrecorded()) }
+        }
+    }
+
+    private func writeUnrecorded() -> Int {
+        let earlier = unrecorded.withLock { $0 }
+        guard !earlier.isEmpty else { return 0 }
+        do {
+            _ = try recordRetrying(earlier)
+            unrecorded.withLock { $0.removeFirst(min($0.count, earlier.count)) }
+            logger.notice("recorded \(earlier.count) earlier result(s) the database had refused")
+            return 0
+        } catch {
+            let names = earlier.map(\.fetch.handler).joined(separator: ", ")
+            logger.error("""
+                \(earlier.count) result(s) were logged but could not be recorded in \(state.path) and are lost: \
+                \(names) (\(error)); check the disk (space, I/O errors in the kernel log)
+                """)
+            return earlier.count
         }
     }
 }
