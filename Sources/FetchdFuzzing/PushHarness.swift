@@ -84,15 +84,18 @@ final class PushHarness: Sendable {
         while sent < bytes.count {
             // MSG_NOSIGNAL: a listener that closed early (a refusal) must not kill the fuzzer.
             let count = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if count < 0, errno == EINTR { continue }  // libFuzzer's own timer signal
             if count <= 0 { break }  // closed after an early answer: read it
             sent += count
         }
         shutdown(fd, Int32(SHUT_WR))
         var reply: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
+        let deadline = ContinuousClock.now + .seconds(Self.replySeconds)
         while reply.count < 1 << 20 {
             let count = recv(fd, &buffer, buffer.count, 0)
             if count > 0 { reply += buffer[..<count]; continue }
+            if count < 0, errno == EINTR, ContinuousClock.now < deadline { continue }
             precondition(count == 0 || errno == ECONNRESET,
                          "the push listener neither answered nor closed within \(Self.replySeconds) s (errno \(errno))")
             break
