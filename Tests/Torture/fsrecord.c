@@ -90,16 +90,20 @@ static off_t write_offset(int fd) {
     return lseek(fd, 0, SEEK_CUR);
 }
 
-ssize_t write(int fd, const void *data, size_t count) {
-    REAL(ssize_t, write, int, const void *, size_t);
-    begin();
-    off_t offset = write_offset(fd);
-    ssize_t done = real(fd, data, count);
+// Records a write that returned `done` (errno as it left it), and ends the call.
+static ssize_t written(ssize_t done, int fd, off_t offset, const void *data) {
     int error = errno;
     wrote(fd, offset, data, done);
     end();
     errno = error;
     return done;
+}
+
+ssize_t write(int fd, const void *data, size_t count) {
+    REAL(ssize_t, write, int, const void *, size_t);
+    begin();
+    off_t offset = write_offset(fd);
+    return written(real(fd, data, count), fd, offset, data);
 }
 
 ssize_t writev(int fd, const struct iovec *iov, int count) {
@@ -122,23 +126,13 @@ ssize_t writev(int fd, const struct iovec *iov, int count) {
 ssize_t pwrite(int fd, const void *data, size_t count, off_t offset) {
     REAL(ssize_t, pwrite, int, const void *, size_t, off_t);
     begin();
-    ssize_t done = real(fd, data, count, offset);
-    int error = errno;
-    wrote(fd, offset, data, done);
-    end();
-    errno = error;
-    return done;
+    return written(real(fd, data, count, offset), fd, offset, data);
 }
 
 ssize_t pwrite64(int fd, const void *data, size_t count, off64_t offset) {
     REAL(ssize_t, pwrite64, int, const void *, size_t, off64_t);
     begin();
-    ssize_t done = real(fd, data, count, offset);
-    int error = errno;
-    wrote(fd, offset, data, done);
-    end();
-    errno = error;
-    return done;
+    return written(real(fd, data, count, offset), fd, offset, data);
 }
 
 static int truncated(int fd, off_t length, int result) {
