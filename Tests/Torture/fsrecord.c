@@ -36,14 +36,21 @@
 #include "shim_paths.h"
 
 static pthread_mutex_t lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static int record_fd = -1;
+static ssize_t (*record_write)(int, const void *, size_t);
+// The call's lines, gathered in memory between begin() and end() and appended to the log with
+// one write: a line never reaches the file in pieces, whoever else writes it.
 static FILE *record;
+static char *lines;
+static size_t lines_length;
+static int depth;
 
 __attribute__((constructor)) static void fsrecord_init(void) {
     shim_read_prefixes("FSRECORD_PREFIXES");
     const char *path = getenv("FSRECORD_LOG");
     int (*real_open)(const char *, int, ...) = dlsym(RTLD_NEXT, "open");
-    int fd = path ? real_open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600) : -1;
-    if (fd >= 0) record = fdopen(fd, "a");
+    record_write = dlsym(RTLD_NEXT, "write");
+    record_fd = path ? real_open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600) : -1;
 }
 
 #define REAL(type, name, ...) static type (*real)(__VA_ARGS__); if (!real) real = dlsym(RTLD_NEXT, #name)
@@ -54,10 +61,25 @@ static void hex(const void *data, size_t count) {
 }
 
 // The calls are made one at a time, so the record's order is the order they completed in.
-static void begin(void) { pthread_mutex_lock(&lock); }
+static void begin(void) {
+    pthread_mutex_lock(&lock);
+    if (depth++ == 0 && record_fd >= 0) record = open_memstream(&lines, &lines_length);
+}
+
 static void end(void) {
     int error = errno;
-    if (record) fflush(record);
+    if (--depth == 0 && record) {
+        fclose(record);
+        record = NULL;
+        for (size_t done = 0; done < lines_length;) {
+            ssize_t count = record_write(record_fd, lines + done, lines_length - done);
+            if (count <= 0 && errno != EINTR) break;
+            if (count > 0) done += (size_t)count;
+        }
+        free(lines);
+        lines = NULL;
+        lines_length = 0;
+    }
     pthread_mutex_unlock(&lock);
     errno = error;
 }
@@ -294,7 +316,7 @@ int __openat64_2(int dirfd, const char *path, int flags) { return openat64(dirfd
 // fetchd's log (swift-log writes stderr with fwrite): where results are acknowledged.
 size_t fwrite(const void *data, size_t size, size_t count, FILE *stream) {
     REAL(size_t, fwrite, const void *, size_t, size_t, FILE *);
-    if (stream != stderr || !record) return real(data, size, count, stream);
+    if (stream != stderr || record_fd < 0) return real(data, size, count, stream);
     begin();
     size_t done = real(data, size, count, stream);
     int error = errno;
