@@ -62,16 +62,9 @@ public enum HTTPDate {
               clock.count == 3, let hour = clock[0], let minute = clock[1], let second = clock[2],
               (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)
         else { return nil }
-        var parts = tm()
-        parts.tm_year = Int32(year - 1900)
-        parts.tm_mon = Int32(monthIndex)
-        parts.tm_mday = Int32(dayNumber)
-        parts.tm_hour = Int32(hour)
-        parts.tm_min = Int32(minute)
-        parts.tm_sec = Int32(min(second, 59))  // a leap second reads as the second before it
-        let seconds = timegm(&parts)
-        // timegm carries 31 Nov into 1 Dec and says so by changing the fields: refused.
-        guard parts.tm_mday == Int32(dayNumber), parts.tm_mon == Int32(monthIndex) else { return nil }
+        // A leap second reads as the second before it.
+        guard let seconds = UTCTime.seconds(year: year, month: monthIndex + 1, day: dayNumber,
+                                            hour: hour, minute: minute, second: min(second, 59)) else { return nil }
         return Date(timeIntervalSince1970: Double(seconds))
     }
 

@@ -155,7 +155,7 @@ public struct SnapshotMetadata: Codable, Sendable, Equatable {
     }
 
     /// Reads `isoText`'s shape, `2026-11-21T08:30:12.345Z` (the fraction optional, at most nine
-    /// digits), in the calendar it is written in: `timegm` undoes `gmtime_r`, so a time read and
+    /// digits), in the calendar it is written in (`UTCTime`: `timegm` undoes `gmtime_r`), so a time read and
     /// written again is the same text. Not Foundation's ISO-8601 style, which reads dates before
     /// 1582 in the Julian calendar and accepts text after the time. Nil for anything else.
     static func isoDate(_ text: String) -> Date? {
@@ -180,12 +180,8 @@ public struct SnapshotMetadata: Codable, Sendable, Equatable {
             guard bytes[19] == UInt8(ascii: "."), bytes.count > 21, let digits = number(20..<(bytes.count - 1)) else { return nil }
             fraction = Double(digits) / pow(10, Double(bytes.count - 21))
         }
-        var parts = tm()
-        (parts.tm_year, parts.tm_mon, parts.tm_mday) = (Int32(year - 1900), Int32(month - 1), Int32(day))
-        (parts.tm_hour, parts.tm_min, parts.tm_sec) = (Int32(hour), Int32(minute), Int32(second))
-        let seconds = timegm(&parts)
-        // timegm carries 31 Nov into 1 Dec and says so by changing the fields: refused.
-        guard parts.tm_mday == Int32(day), parts.tm_mon == Int32(month - 1) else { return nil }
+        guard let seconds = UTCTime.seconds(year: year, month: month, day: day, hour: hour, minute: minute,
+                                            second: second) else { return nil }
         return Date(timeIntervalSince1970: Double(seconds) + fraction)
     }
 }
