@@ -172,7 +172,10 @@ let package = Package(
                            .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(name: "FetchdPlannerTests", dependencies: ["FetchdPlanner", "FetchdCore"], resources: [.copy("Traces")]),
-        .testTarget(name: "FetchdStateTests", dependencies: ["FetchdState", "FetchdCore", "FetchdTestSupport"]),
+        .testTarget(
+            name: "FetchdStateTests",
+            dependencies: ["FetchdState", "FetchdCore", "FetchdTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         .testTarget(
             name: "FetchdPushTests",
             dependencies: [

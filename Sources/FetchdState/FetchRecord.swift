@@ -3,8 +3,8 @@ import Foundation
 import GRDB
 
 /// One finished fetch, as kept in the history table.
-public struct FetchRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
-    /// Row id, assigned on insert.
+public struct FetchRecord: Codable, Sendable, Equatable, FetchableRecord, TableRecord {
+    /// The fetch's id, unique across handlers and rising, assigned when it is recorded.
     public var id: Int64?
     /// The handler's name.
     public var handler: String
@@ -47,9 +47,6 @@ public struct FetchRecord: Codable, Sendable, Equatable, FetchableRecord, Mutabl
 
     /// The typed result.
     public var fetchResult: FetchResult? { FetchResult(name: result, reason: reason) }
-
-    /// Keeps the id SQLite assigned.
-    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 
     enum CodingKeys: String, CodingKey {
         case id, handler, result, reason, trigger, bytes, sha256, version

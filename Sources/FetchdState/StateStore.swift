@@ -23,56 +23,6 @@ public final class StateStore: Sendable {
         try Self.migrator.migrate(pool)
     }
 
-    /// Schema history. Never edit a shipped migration: add a new one.
-    static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1: state, history, usage") { db in
-            try db.create(table: HandlerState.databaseTableName) { t in
-                t.primaryKey("name", .text)
-                t.column("last_attempt_at", .datetime)
-                t.column("last_success_at", .datetime)
-                t.column("last_result", .text)
-                t.column("last_reason", .text)
-                t.column("consecutive_failures", .integer).notNull().defaults(to: 0)
-                t.column("etag", .text)
-                t.column("last_modified", .text)
-                t.column("new_data_unseen", .integer).notNull().defaults(to: 0)
-            }
-            try db.create(table: FetchRecord.databaseTableName) { t in
-                t.autoIncrementedPrimaryKey("id")
-                t.column("handler", .text).notNull()
-                t.column("started_at", .datetime).notNull()
-                t.column("finished_at", .datetime).notNull()
-                t.column("duration_ms", .integer).notNull()
-                t.column("result", .text).notNull()
-                t.column("reason", .text)
-                t.column("trigger", .text).notNull()
-                t.column("bytes", .integer)
-                t.column("sha256", .text)
-                t.column("version", .text)
-            }
-            try db.create(index: "fetch_history_by_handler", on: FetchRecord.databaseTableName, columns: ["handler", "id"])
-            // Usage events: when someone used a handler's content (filled by the usage-learning work).
-            try db.create(table: "usage_event") { t in
-                t.autoIncrementedPrimaryKey("id")
-                t.column("handler", .text).notNull()
-                t.column("at", .datetime).notNull()
-                t.column("utc_offset_seconds", .integer).notNull()
-                t.column("source", .text).notNull()
-            }
-            try db.create(index: "usage_event_by_handler", on: "usage_event", columns: ["handler", "at"])
-        }
-        migrator.registerMigration("v2: server hints") { db in
-            try db.alter(table: HandlerState.databaseTableName) { t in t.add(column: "not_before", .datetime) }
-        }
-        migrator.registerMigration("v3: history by start time") { db in
-            // global_budget counts the fetches of the last 24 hours on every wake.
-            try db.create(index: "fetch_history_by_start", on: FetchRecord.databaseTableName, columns: ["started_at"])
-        }
-        registerPushMigration(&migrator)
-        return migrator
-    }
-
     /// A finished fetch with what it changes in the handler's state.
     public struct PendingRecord: Sendable {
         /// The result to store.
@@ -107,21 +57,31 @@ public final class StateStore: Sendable {
             // The three statements are looked up once per batch: each lookup hashes its SQL text,
             // three times per result when it was done for every insert.
             let statements = try InsertStatements(db)
-            return try batch.map { pending in try Self.insert(pending, historyLimit: historyLimit, with: statements, in: db) }
+            var lastID = try Int64.fetchOne(statements.lastID) ?? 0
+            let stored = try batch.map { pending in
+                lastID += 1
+                return try Self.insert(pending, id: lastID, historyLimit: historyLimit, with: statements)
+            }
+            try statements.setLastID.execute(arguments: [lastID])
+            return stored
         }
     }
 
     /// The cached statements that record one result.
     private struct InsertStatements {
+        let lastID: Statement
+        let setLastID: Statement
         let history: Statement
         let state: Statement
         let trim: Statement
 
         init(_ db: Database) throws {
+            lastID = try db.cachedStatement(sql: "SELECT last_id FROM fetch_history_sequence")
+            setLastID = try db.cachedStatement(sql: "UPDATE fetch_history_sequence SET last_id = ?")
             history = try db.cachedStatement(sql: """
-                INSERT INTO fetch_history (handler, started_at, finished_at, duration_ms, result, reason, trigger,
-                                           bytes, sha256, version)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO fetch_history (handler, id, started_at, finished_at, duration_ms, result, reason,
+                                           trigger, bytes, sha256, version)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             // New row or old, the same rules: failures count up and a success resets them; the last
             // success is kept through failures; validators change only when the fetch brought some.
@@ -153,15 +113,15 @@ public final class StateStore: Sendable {
     ///
     /// Plain cached statements rather than GRDB's record API: a wake records a thousand results
     /// in one transaction, and building each statement anew cost more than the fetch itself.
-    private static func insert(_ pending: PendingRecord, historyLimit: Int, with statements: InsertStatements,
-                               in db: Database) throws -> FetchRecord {
+    private static func insert(_ pending: PendingRecord, id: Int64, historyLimit: Int,
+                               with statements: InsertStatements) throws -> FetchRecord {
         var fetch = pending.fetch
+        fetch.id = id
         let (started, finished) = (Self.text(fetch.startedAt), Self.text(fetch.finishedAt))
         try statements.history.execute(arguments: [
-            fetch.handler, started, finished, fetch.durationMilliseconds, fetch.result,
+            fetch.handler, id, started, finished, fetch.durationMilliseconds, fetch.result,
             fetch.reason, fetch.trigger, fetch.bytes, fetch.sha256, fetch.version,
         ])
-        fetch.id = db.lastInsertedRowID
         let failed = fetch.fetchResult?.isFailure ?? true
         try statements.state.execute(arguments: [
             fetch.handler, started, failed ? nil : finished, fetch.result, fetch.reason, failed ? 1 : 0,

@@ -81,12 +81,14 @@ def season(path, kinds, intervals, rng, cycles):
                       f"{next_id:08d}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime(t))}" if snapshot else None))
         live[name].append(next_id)
         if len(live[name]) > HISTORY_CAP:
-            batch.append(live[name].popleft())
+            batch.append([name, live[name].popleft()])
         next_id, replayed = next_id + 1, replayed + 1
         if len(batch) >= 500:
             flush_replay(db, batch)
     flush_replay(db, batch)
     last_id = db.execute("SELECT max(id) FROM fetch_history").fetchone()[0]
+    db.execute("UPDATE fetch_history_sequence SET last_id = ?", (last_id,))
+    db.commit()
     db.execute("PRAGMA journal_mode = WAL")
     db.close()
     return last_id, replayed
@@ -94,10 +96,12 @@ def season(path, kinds, intervals, rng, cycles):
 
 def flush_replay(db, batch):
     """Runs a stretch of the replay: its inserts (tuples), then the prunes they caused (ids). A
-    stretch is a few hundred fetches, about what one of fetchd's group commits writes at once."""
+    stretch is a few hundred fetches, about what one of fetchd's group commits writes at once.
+    Prunes are [handler, id] lists: the table's key."""
     db.executemany("INSERT INTO fetch_history (id, handler, started_at, finished_at, duration_ms, result, reason, "
                    "trigger, bytes, sha256, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    [item for item in batch if isinstance(item, tuple)])
-    db.executemany("DELETE FROM fetch_history WHERE id = ?", [(item,) for item in batch if not isinstance(item, tuple)])
+    db.executemany("DELETE FROM fetch_history WHERE handler = ? AND id = ?",
+                   [item for item in batch if not isinstance(item, tuple)])
     db.commit()
     batch.clear()
