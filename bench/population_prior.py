@@ -6,7 +6,7 @@ usage: python3 bench/population_prior.py [--check]   (--check: fail if the Swift
 
 - hour shares: for each person and kind of day (weekdays, weekend), the share of their sessions
   in each local hour; averaged over people (each person counts once, however many sessions);
-- gap risk: for each class of time since the previous session (UsageModel.gapClassesMinutes),
+- gap risk: for each class of time since the previous session (ScatteredUse.gapClassesMinutes),
   the sessions that came in it against those each person's own time-of-day profile expected
   there while the next had not come, pooled over people. It follows UsageModel+GapRisk.swift
   with a simpler profile (whole trace known, every day alike, no kernel and no prior: an
@@ -20,7 +20,7 @@ from learning_anchors import read_uses
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "Sources", "FetchdPlanner", "PopulationPrior.swift")
-CLASSES = [0, 30, 45, 60, 75, 90, 105, 120, 150, 180, 240, 360, 480, 720]  # UsageModel.gapClassesMinutes
+CLASSES = [0, 30, 45, 60, 75, 90, 105, 120, 150, 180, 240, 360, 480, 720]  # ScatteredUse.gapClassesMinutes
 # The traces count uses less than 30 minutes apart as one session: they say nothing of that class.
 UNSEEN_CLASSES = 1
 SPAN, BIN, PER_DAY = 1440, 5, 288
@@ -113,7 +113,7 @@ enum PopulationPrior {{
         ],
     ]
     /// How much likelier the next use is than the time of day says, for each class of time since
-    /// the latest use (`UsageModel.gapClassesMinutes`), pooled over people.
+    /// the latest use (`ScatteredUse.gapClassesMinutes`), pooled over people.
     static let gapRisk: [Double] = [
         {numbers(risk, 7, 8)},
     ]

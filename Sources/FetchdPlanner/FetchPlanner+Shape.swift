@@ -25,7 +25,7 @@ extension FetchPlanner {
     /// How uses with no clear habit are forecast; habits are planned alike by all three.
     public enum Policy: String, Sendable, CaseIterable {
         /// The time of day over a month, by kind of day, times the learned risk of a use by the
-        /// time since the latest one (`UsageModel.gapRisk`); a plan for "fresh within 15 min".
+        /// time since the latest one (`ScatteredUse.gapRisk`); a plan for "fresh within 15 min".
         case learned
         /// The same without the time since the latest use.
         case timeOfDay = "time-of-day"
@@ -117,7 +117,7 @@ extension FetchPlanner {
         let recurrence = model.recurrence(at: now)
         let scattered = recurrence < Self.scatteredRecurrence
         let scatteredForecast = {
-            model.scatteredForecast(from: now, bins: Self.horizonBins, localOffset: localOffset,
+            model.scattered.forecast(from: now, bins: Self.horizonBins, localOffset: localOffset,
                                     withGapRisk: policy == .learned)
         }
         // Uses that do not recur need no habit forecast (the dearer of the two) unless `profile`

@@ -19,7 +19,7 @@ enum PopulationPrior {
         ],
     ]
     /// How much likelier the next use is than the time of day says, for each class of time since
-    /// the latest use (`UsageModel.gapClassesMinutes`), pooled over people.
+    /// the latest use (`ScatteredUse.gapClassesMinutes`), pooled over people.
     static let gapRisk: [Double] = [
         1.0000, 1.2232, 1.3207, 1.5503, 1.4671, 1.4851, 1.5672,
         1.4206, 1.3393, 1.3068, 1.1443, 0.9722, 1.1028, 0.9901,

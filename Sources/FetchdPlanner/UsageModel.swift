@@ -119,6 +119,17 @@ public struct UsageModel: Sendable {
         return gaussianKernel(sdBins: sd)
     }
 
+    /// A normal kernel over whole bins, `sdBins` wide, summing to 1 (three sd each side).
+    static func gaussianKernel(sdBins: Double) -> [(offset: Int, weight: Double)] {
+        let reach = Int((3 * sdBins).rounded(.up))
+        let raw = (-reach...reach).map { (offset: $0, weight: exp(-Double($0 * $0) / (2 * sdBins * sdBins))) }
+        let total = raw.reduce(0) { $0 + $1.weight }
+        return raw.map { ($0.offset, $0.weight / total) }
+    }
+
+    /// Its scattered-use view: the forecast for uses with no habit (`ScatteredUse`).
+    public var scattered: ScatteredUse { ScatteredUse(self) }
+
     /// The weekday (0 = Monday) of a day number (days since 1970-01-01, a Thursday).
     static func weekday(ofDay day: Int) -> Int { ((day % 7) + 7 + 3) % 7 }
 

@@ -24,18 +24,18 @@ struct GapRiskTests {
     @Test func aFollowUpWithinTheHourAfterIsLearned() throws {
         let now = Date(timeIntervalSince1970: Self.monday + 28 * 86_400)
         let clustered = Self.model(days: 28, followUp: true)
-        let risk = clustered.gapRisk(profile: clustered.scatteredProfile(at: now), at: now)
-        let hourClass = try #require(UsageModel.gapClass(minutes: 70))
+        let risk = clustered.scattered.gapRisk(profile: clustered.scattered.profile(at: now), at: now)
+        let hourClass = try #require(ScatteredUse.gapClass(minutes: 70))
         #expect(risk[hourClass] > 3, "\(risk)")
         // The classes right after a use and half an hour after the follow-ups hold no next use:
         // below the population's risk there.
         #expect(risk[0] < PopulationPrior.gapRisk[0] && risk[hourClass + 2] < PopulationPrior.gapRisk[hourClass + 2], "\(risk)")
         // One use a day: the next comes a day later, whatever the time of day expected.
         let single = Self.model(days: 28, followUp: false)
-        let flat = single.gapRisk(profile: single.scatteredProfile(at: now), at: now)
+        let flat = single.scattered.gapRisk(profile: single.scattered.profile(at: now), at: now)
         #expect(flat[hourClass] < 0.75 * PopulationPrior.gapRisk[hourClass], "\(flat)")
         // With no uses the population's risk stands.
-        #expect(UsageModel().gapRisk(profile: single.scatteredProfile(at: now), at: now) == PopulationPrior.gapRisk)
+        #expect(UsageModel().scattered.gapRisk(profile: single.scattered.profile(at: now), at: now) == PopulationPrior.gapRisk)
     }
 
     @Test func theForecastRisesWhereAFollowUpIsLikely() throws {
@@ -43,8 +43,8 @@ struct GapRiskTests {
         let latest = try #require(clustered.sessions.last).date
         // Ten minutes after the latest use: the bins 60 to 75 minutes after it.
         let now = latest.addingTimeInterval(600)
-        let with = clustered.scatteredForecast(from: now, bins: 48)
-        let without = clustered.scatteredForecast(from: now, bins: 48, withGapRisk: false)
+        let with = clustered.scattered.forecast(from: now, bins: 48)
+        let without = clustered.scattered.forecast(from: now, bins: 48, withGapRisk: false)
         let followUp = 10..<13  // 60 to 75 minutes after the use
         let sum = { (values: [Double]) in followUp.reduce(0) { $0 + values[$1] } }
         #expect(sum(with) > 3 * sum(without), "\(sum(with)) against \(sum(without))")
@@ -53,13 +53,13 @@ struct GapRiskTests {
     @Test func theScatteredProfileHoldsTheUsesOfADay() {
         let now = Date(timeIntervalSince1970: Self.monday + 28 * 86_400)
         let model = ScatteredUseTests.scattered(days: 28)
-        let profile = model.scatteredProfile(at: now)
+        let profile = model.scattered.profile(at: now)
         // Three uses a day, every day of both kinds.
         for kind in 0..<2 {
             let total = profile[kind].reduce(0, +)
             #expect(abs(total - 3) < 0.6, "kind \(kind): \(total)")
         }
-        #expect(UsageModel().scatteredForecast(from: now, bins: 10) == Array(repeating: 0, count: 10))
+        #expect(UsageModel().scattered.forecast(from: now, bins: 10) == Array(repeating: 0, count: 10))
     }
 
     @Test func everyPolicyKeepsTheBudgetAndLearnedServesClusteredUseBest() {
@@ -102,6 +102,6 @@ struct PopulationPriorTests {
 
     @Test func thePriorsAreShares() {
         for kind in 0..<2 { #expect(abs(PopulationPrior.hourShare[kind].reduce(0, +) - 1) < 0.001) }
-        #expect(PopulationPrior.gapRisk.count == UsageModel.gapClassesMinutes.count)
+        #expect(PopulationPrior.gapRisk.count == ScatteredUse.gapClassesMinutes.count)
     }
 }

@@ -81,9 +81,8 @@ struct GreedyPlanTests {
             let last: Double? = random.unit() < 0.2 ? nil : -random.unit() * 10_000
             let earliest = random.unit() < 0.5 ? 0 : random.unit() * 7_200
             let cost = [FetchPlanner.Cost.habit, .diffuse, .scattered][Int(random.unit() * 3)]
-            let plan = FetchPlanner(limits: limits).greedyPlan(
-                now: now, shaped: (expected, cost), past: last.map { [now.addingTimeInterval($0)] } ?? [],
-                floor: now.addingTimeInterval(earliest), offsetSeconds: 0, latestUse: nil)
+            let plan = GreedyPlan(limits: limits, shaped: (expected, cost), past: last.map { [now.addingTimeInterval($0)] } ?? [],
+                                  floor: now.addingTimeInterval(earliest), latestUse: nil).decisions(now: now)
             let want = Self.reference(expected: expected, cost: cost, limits: limits, last: last, earliest: earliest)
             #expect(plan.map { $0.date.timeIntervalSince(now) } == want, "round \(round), \(limits)")
         }

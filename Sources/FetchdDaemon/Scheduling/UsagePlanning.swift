@@ -79,7 +79,7 @@ struct UsagePlanning: Sendable {
     /// and has uses (nil otherwise: a population's figures would read as this user's).
     private func afterUse(of handler: HandlerConfig, model: UsageModel, now: Date) -> [UsageReport.AfterUse]? {
         guard handler.learnsUsage, !model.sessions.isEmpty else { return nil }
-        return model.learnedGapRisk(at: now).map {
+        return model.scattered.learnedGapRisk(at: now).map {
             UsageReport.AfterUse(fromMinutes: $0.fromMinutes, toMinutes: $0.toMinutes, risk: $0.risk)
         }
     }
