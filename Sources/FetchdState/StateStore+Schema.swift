@@ -98,4 +98,27 @@ extension StateStore {
             try db.execute(sql: "INSERT INTO fetch_history_sequence (last_id) VALUES (?)", arguments: [lastID])
         }
     }
+
+    /// Push times and the pending push of each handler, so that a restart forgets neither the
+    /// rate limit's count nor a deferred push.
+    static func registerPushMigration(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("v4: push wakes") { db in
+            try db.create(table: "push_event") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("handler", .text).notNull()
+                t.column("at", .datetime).notNull()
+            }
+            try db.create(index: "push_event_by_handler", on: "push_event", columns: ["handler", "at"])
+            try db.create(table: "push_pending") { t in
+                t.primaryKey("handler", .text)
+                t.column("due_at", .datetime).notNull()
+                t.column("data", .text)
+                t.column("received_at", .datetime).notNull()
+                t.column("pushes", .integer).notNull()
+            }
+        }
+        migrator.registerMigration("v5: durable immediate pushes") { db in
+            try db.alter(table: "push_pending") { t in t.add(column: "owner", .text) }
+        }
+    }
 }

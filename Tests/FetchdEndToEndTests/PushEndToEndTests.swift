@@ -56,7 +56,7 @@ struct PushEndToEndTests {
                 "the deferred push must run at its time, with a heartbeat of an hour")
         #expect(content(daemon) == #"{"id": 3}"#, "the newest data wins")
         // Cleared just after its fetch is recorded (the history can be seen first).
-        #expect(await waitUntil(timeoutSeconds: 10) { (try? state.pendingPushes().isEmpty) ?? false })
+        #expect(await waitUntil(timeoutSeconds: 10) { (try? state.pushes.pending().isEmpty) ?? false })
 
         // Refusals: not JSON, too large, no such handler.
         let malformed = try await daemon.fetchctlWithoutBlocking(["push", "feed", "--data", "{id: 4}"])
@@ -80,7 +80,7 @@ struct PushEndToEndTests {
         let stopped = try await daemon.restart()
         #expect(stopped.status == 0, "\(stopped.log)")
         #expect(pushFetches(state).count == 1, "the deferred push waits for its time")
-        #expect(try state.pendingPushes().map(\.data) == ["\"after the restart\""])
+        #expect(try state.pushes.pending().map(\.data) == ["\"after the restart\""])
         #expect(await waitUntil(timeoutSeconds: 20) { pushFetches(state).count == 2 })
         #expect(content(daemon) == "\"after the restart\"")
         daemon.stopAndReadLog()
@@ -109,7 +109,7 @@ struct PushEndToEndTests {
         #expect(await waitUntil(timeoutSeconds: 20) { pushFetches(state).contains { $0.result == "newData" } },
                 "\(pushFetches(state).map { "\($0.result) \($0.reason ?? "")" })")
         #expect(content(daemon) == "\"kept\"")
-        #expect(await waitUntil(timeoutSeconds: 10) { (try? state.pendingPushes().isEmpty) ?? false })
+        #expect(await waitUntil(timeoutSeconds: 10) { (try? state.pushes.pending().isEmpty) ?? false })
         daemon.stopAndReadLog()
     }
 

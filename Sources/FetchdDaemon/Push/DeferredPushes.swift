@@ -37,7 +37,7 @@ struct DeferredPushes: Sendable {
         let limit = handler.pushLimit.description
         let admission: PushAdmission
         do {
-            admission = try state.admitPush(of: name, data: data, at: now, limit: handler.pushLimit, owner: owner)
+            admission = try state.pushes.admit(of: name, data: data, at: now, limit: handler.pushLimit, owner: owner)
         } catch {
             logger.error("\(name): cannot record a push in \(state.path): \(error)", metadata: ["handler": "\(name)"])
             throw .stateUnavailable("\(error)")
@@ -63,7 +63,7 @@ struct DeferredPushes: Sendable {
         for push in pending() where push.dueAt <= now.addingTimeInterval(Scheduler.dueTolerance) && push.owner != owner {
             guard let handler = available(push.handler) else { continue }
             do {
-                switch try state.takeDuePush(of: push.handler, at: now, limit: handler.pushLimit,
+                switch try state.pushes.takeDue(of: push.handler, at: now, limit: handler.pushLimit,
                                              tolerance: Scheduler.dueTolerance) {
                 case .run(let due):
                     taken[push.handler] = due
@@ -90,7 +90,7 @@ struct DeferredPushes: Sendable {
 
     /// Every pending push, earliest first (none when the database cannot be read).
     func pending() -> [PendingPush] {
-        do { return try state.pendingPushes() } catch {
+        do { return try state.pushes.pending() } catch {
             logger.error("cannot read deferred pushes from \(state.path): \(error)")
             return []
         }
@@ -98,7 +98,7 @@ struct DeferredPushes: Sendable {
 
     /// Removes a push whose fetch is recorded (unless a newer push replaced it).
     func finish(_ push: PendingPush) {
-        do { try state.finishPush(push) } catch {
+        do { try state.pushes.finish(push) } catch {
             logger.error("\(push.handler): cannot clear the deferred push in \(state.path): \(error); it will run again")
         }
     }

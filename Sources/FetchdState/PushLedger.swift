@@ -34,7 +34,7 @@ public struct PendingPush: Sendable, Equatable {
 /// What the rate limit made of a push.
 public enum PushAdmission: Sendable, Equatable {
     /// Within the limit: fetch now. Counted, and kept (superseding any deferred push) until the
-    /// fetch is recorded (`finishPush`), so an acknowledged push survives a crash.
+    /// fetch is recorded (`PushLedger.finish`), so an acknowledged push survives a crash.
     case now(PendingPush)
     /// Over the limit: coalesced into the pending push, which runs at its `dueAt`.
     case deferred(PendingPush)
@@ -42,46 +42,28 @@ public enum PushAdmission: Sendable, Equatable {
 
 /// What became of a pending push that was due.
 public enum DuePush: Sendable, Equatable {
-    /// Counted as a push fetch: run it now, then `finishPush` it.
+    /// Counted as a push fetch: run it now, then `PushLedger.finish` it.
     case run(PendingPush)
     /// The limit still has no room (it was lowered by a reload): moved to the new `dueAt`.
     case rescheduled(PendingPush)
 }
 
-extension StateStore {
-    /// Push times and the pending push of each handler, so that a restart forgets neither the
-    /// rate limit's count nor a deferred push.
-    static func registerPushMigration(_ migrator: inout DatabaseMigrator) {
-        migrator.registerMigration("v4: push wakes") { db in
-            try db.create(table: "push_event") { t in
-                t.autoIncrementedPrimaryKey("id")
-                t.column("handler", .text).notNull()
-                t.column("at", .datetime).notNull()
-            }
-            try db.create(index: "push_event_by_handler", on: "push_event", columns: ["handler", "at"])
-            try db.create(table: "push_pending") { t in
-                t.primaryKey("handler", .text)
-                t.column("due_at", .datetime).notNull()
-                t.column("data", .text)
-                t.column("received_at", .datetime).notNull()
-                t.column("pushes", .integer).notNull()
-            }
-        }
-        migrator.registerMigration("v5: durable immediate pushes") { db in
-            try db.alter(table: "push_pending") { t in t.add(column: "owner", .text) }
-        }
-    }
+/// The push rate limit's memory in the state database: when each handler's push fetches were
+/// counted, and its pending push (deferred, or admitted and not yet recorded), so that a restart
+/// forgets neither the count nor a push it acknowledged.
+public struct PushLedger: Sendable {
+    let pool: DatabasePool
 
     /// Applies `limit` to a push of `handler` arriving at `now`, in one transaction: within the
     /// limit it is counted and kept as the handler's pending push, due now and owned by `owner`
     /// (the daemon instance that runs it at once), superseding any deferred one; over it, it is
     /// coalesced into the pending push (its data replaces the older data), due when the window
     /// next has room. Either way the push is on disk before the caller answers it.
-    public func admitPush(of handler: String, data: String?, at now: Date, limit: PushLimit,
+    public func admit(of handler: String, data: String?, at now: Date, limit: PushLimit,
                           owner: String) throws -> PushAdmission {
         try pool.write { db in
             let previous = try Self.pendingPush(of: handler, in: db)
-            // `received_at` tells a pending push from the one that replaced it (`finishPush`), to
+            // `received_at` tells a pending push from the one that replaced it (`finish`), to
             // the millisecond it is stored with: two pushes within one get distinct times.
             let received = previous.map { max(now, $0.receivedAt.addingTimeInterval(0.001)) } ?? now
             if let earliest = try Self.nextRoom(of: handler, at: now, limit: limit, in: db) {
@@ -100,7 +82,7 @@ extension StateStore {
     /// The pending push of `handler` if it is due at `now` (within `tolerance` seconds), counted
     /// as a push fetch (unless it was counted when admitted: an owned one); or moved later when
     /// the limit has no room. Nil when none is due.
-    public func takeDuePush(of handler: String, at now: Date, limit: PushLimit, tolerance: Double = 0.1) throws -> DuePush? {
+    public func takeDue(of handler: String, at now: Date, limit: PushLimit, tolerance: Double = 0.1) throws -> DuePush? {
         try pool.write { db in
             guard var pending = try Self.pendingPush(of: handler, in: db),
                   pending.dueAt <= now.addingTimeInterval(tolerance) else { return nil }
@@ -116,25 +98,25 @@ extension StateStore {
     }
 
     /// Removes `push` once its fetch is recorded, unless a newer push has replaced it meanwhile.
-    public func finishPush(_ push: PendingPush) throws {
+    public func finish(_ push: PendingPush) throws {
         try pool.write { db in
             try db.execute(sql: "DELETE FROM push_pending WHERE handler = ? AND received_at = ?",
-                           arguments: [push.handler, Self.text(push.receivedAt)])
+                           arguments: [push.handler, StateStore.text(push.receivedAt)])
         }
     }
 
     /// Every pending push, earliest due first.
-    public func pendingPushes() throws -> [PendingPush] {
+    public func pending() throws -> [PendingPush] {
         try pool.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM push_pending ORDER BY due_at, handler").map(Self.pendingPush(from:))
         }
     }
 
     /// When the push fetches of `handler` since `date` were counted, oldest first.
-    public func pushTimes(of handler: String, since date: Date) throws -> [Date] {
+    public func times(of handler: String, since date: Date) throws -> [Date] {
         try pool.read { db in
             try Date.fetchAll(db, sql: "SELECT at FROM push_event WHERE handler = ? AND at >= ? ORDER BY at",
-                              arguments: [handler, Self.text(date)])
+                              arguments: [handler, StateStore.text(date)])
         }
     }
 
@@ -143,16 +125,16 @@ extension StateStore {
     private static func nextRoom(of handler: String, at now: Date, limit: PushLimit, in db: Database) throws -> Date? {
         let windowStart = now.addingTimeInterval(-limit.windowSeconds)
         let times = try Date.fetchAll(db, sql: "SELECT at FROM push_event WHERE handler = ? AND at > ? ORDER BY at",
-                                      arguments: [handler, text(windowStart)])
+                                      arguments: [handler, StateStore.text(windowStart)])
         guard times.count >= limit.count else { return nil }
         return times[times.count - limit.count].addingTimeInterval(limit.windowSeconds)
     }
 
     /// Counts a push fetch of `handler` at `now`, forgetting those older than the longest window.
     private static func count(_ handler: String, at now: Date, in db: Database) throws {
-        try db.execute(sql: "INSERT INTO push_event (handler, at) VALUES (?, ?)", arguments: [handler, text(now)])
+        try db.execute(sql: "INSERT INTO push_event (handler, at) VALUES (?, ?)", arguments: [handler, StateStore.text(now)])
         try db.execute(sql: "DELETE FROM push_event WHERE handler = ? AND at < ?",
-                       arguments: [handler, text(now.addingTimeInterval(-PushLimit.maxWindowSeconds))])
+                       arguments: [handler, StateStore.text(now.addingTimeInterval(-PushLimit.maxWindowSeconds))])
     }
 
     private static func save(_ pending: PendingPush, in db: Database) throws {
@@ -160,7 +142,7 @@ extension StateStore {
             INSERT INTO push_pending (handler, due_at, data, received_at, pushes, owner) VALUES (?, ?, ?, ?, ?, ?)
             ON CONFLICT(handler) DO UPDATE SET due_at = excluded.due_at, data = excluded.data,
                 received_at = excluded.received_at, pushes = excluded.pushes, owner = excluded.owner
-            """, arguments: [pending.handler, text(pending.dueAt), pending.data, text(pending.receivedAt), pending.pushes,
+            """, arguments: [pending.handler, StateStore.text(pending.dueAt), pending.data, StateStore.text(pending.receivedAt), pending.pushes,
                             pending.owner])
     }
 
@@ -172,4 +154,9 @@ extension StateStore {
         PendingPush(handler: row["handler"], dueAt: row["due_at"], data: row["data"], receivedAt: row["received_at"],
                     pushes: row["pushes"], owner: row["owner"])
     }
+}
+
+extension StateStore {
+    /// The push rate limit's counts and pending pushes.
+    public var pushes: PushLedger { PushLedger(pool: pool) }
 }
