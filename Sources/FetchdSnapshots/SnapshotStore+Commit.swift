@@ -5,29 +5,6 @@ import FetchdCore
 import Foundation
 
 extension SnapshotStore {
-    /// A staged file checked, hashed and assembled as a version folder under `.staging`
-    /// (content and meta.json, not yet synced), ready to be published in the next batch.
-    public struct PendingVersion: Sendable {
-        /// The version folder as assembled, under `.staging` (the staged file is its `content`).
-        public let folder: String
-        /// The handler it belongs to.
-        public let handler: String
-        /// Its complete metadata (version, size and digest filled in).
-        public let metadata: SnapshotMetadata
-        /// The size of meta.json, in bytes.
-        let metadataBytes: Int
-        /// How many versions of the handler to keep.
-        public let retain: Int
-    }
-
-    /// What `prepare` found.
-    public enum Prepared: Sendable {
-        /// The content is byte-identical to `latest`; the staged file is already removed.
-        case unchanged(SnapshotMetadata)
-        /// New content, to be committed.
-        case pending(PendingVersion)
-    }
-
     /// Checks and hashes a staged file, names its version and assembles its folder out of sight
     /// (step 1 of `commit(_:)`). Runs outside any batch (and off the coordinator), so hashing a
     /// large snapshot delays no one else, and fetches assemble their versions side by side
@@ -43,7 +20,7 @@ extension SnapshotStore {
     /// moved it since: one snapshot of a handler is prepared and committed at a time.
     public func prepare(stagedFile: String, handler: String, template: SnapshotMetadata, retain: Int,
                         knownDigest: (sha256: String, bytes: Int)? = nil, staged: stat? = nil,
-                        currentVersion: Lookup<String> = .unread) throws -> Prepared {
+                        currentVersion: Lookup<String> = .unread) throws -> PreparedVersion {
         // Only a regular file with no other name is published: a handler that put a symlink or
         // a hard link at FETCHD_OUTPUT could otherwise make fetchd publish (and chmod) any file
         // fetchd can read, which matters most when the program runs as a user with less rights.
@@ -55,15 +32,15 @@ extension SnapshotStore {
             throw DurableFile.Failure(operation: "publish (not a regular file with a single link)", path: stagedFile, code: EINVAL)
         }
         let (digest, bytes) = try knownDigest.flatMap { $0.bytes == Int(info.st_size) ? $0 : nil }
-            ?? Self.sha256(ofFile: stagedFile)
+            ?? FileDigest.sha256(ofFile: stagedFile)
         let previous = currentVersion.value(orRead: { self.currentVersion(of: handler) }).flatMap { latest(of: handler, version: $0) }
         if let previous, previous.sha256 == digest, previous.bytes == bytes {
             discard(stagedFile: stagedFile)
             return .unchanged(previous)
         }
         var metadata = template
-        let newest = ledger.withLock { $0.versions[handler]?.keys.compactMap(Self.sequence(of:)).max() }
-        metadata.version = Self.versionName(sequence: (newest ?? 0) + 1, at: template.fetchedAt)
+        let newest = ledger.withLock { $0.versions[handler]?.keys.compactMap(VersionName.sequence(of:)).max() }
+        metadata.version = VersionName.make(sequence: (newest ?? 0) + 1, at: template.fetchedAt)
         metadata.bytes = bytes
         metadata.sha256 = digest
         metadata.handler = handler
@@ -90,12 +67,12 @@ extension SnapshotStore {
     ///
     /// A crash anywhere leaves each handler at its old version or its new one: never a torn file
     /// (a rename only ever publishes synced data). Results come back in the batch's order.
-    public func commit(_ batch: [PendingVersion]) -> BatchOutcome {
+    public func commit(_ batch: [PendingVersion]) -> PublishedBatch {
         var results = batch.map { Result<SnapshotMetadata, DurableFile.Failure>.success($0.metadata) }
-        guard !batch.isEmpty else { return BatchOutcome(results: results) }
+        guard !batch.isEmpty else { return PublishedBatch(results: results) }
         if let failure = syncFileSystem() {
             batch.forEach { removeTree($0.folder) }
-            return BatchOutcome(results: results.map { _ in .failure(failure) })
+            return PublishedBatch(results: results.map { _ in .failure(failure) })
         }
         for (index, pending) in batch.enumerated() {
             do throws(DurableFile.Failure) {
@@ -112,16 +89,7 @@ extension SnapshotStore {
             prune(handler: pending.handler, retain: pending.retain)
         }
         enforceCacheLimit()
-        return BatchOutcome(results: results, unflushed: unflushed)
-    }
-
-    /// What `commit(_:)` did.
-    public struct BatchOutcome: Sendable {
-        /// Per version, in the batch's order: its metadata, or why it was not published.
-        public var results: [Result<SnapshotMetadata, DurableFile.Failure>]
-        /// Set when the final flush failed: the versions are published but may not survive a
-        /// power loss.
-        public var unflushed: DurableFile.Failure?
+        return PublishedBatch(results: results, unflushed: unflushed)
     }
 
     /// Commits one staged file on its own (tools and tests; the daemon batches).

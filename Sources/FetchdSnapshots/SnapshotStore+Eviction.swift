@@ -2,23 +2,6 @@ import FetchdCore
 import Foundation
 
 extension SnapshotStore {
-    /// The size of every version in the cache, so the cap is enforced without a scan.
-    struct Ledger {
-        /// Bytes per version folder, by handler then version name.
-        var versions: [String: [String: Int]] = [:]
-        /// The sum of all of them.
-        var total = 0
-
-        mutating func add(_ handler: String, _ version: String, bytes: Int) {
-            total += bytes - (versions[handler]?[version] ?? 0)
-            versions[handler, default: [:]][version] = bytes
-        }
-
-        mutating func remove(_ handler: String, _ version: String) {
-            total -= versions[handler]?.removeValue(forKey: version) ?? 0
-        }
-    }
-
     /// Deletes all but the newest `retain` versions of `handler`; `latest` is never deleted.
     public func prune(handler: String, retain: Int) {
         let names = ledger.withLock { ($0.versions[handler].map { Array($0.keys) } ?? []).sorted() }
@@ -55,8 +38,8 @@ extension SnapshotStore {
     }
 
     /// Reads every version's size from disk (at start).
-    func scanLedger() -> Ledger {
-        var ledger = Ledger()
+    func scanLedger() -> VersionLedger {
+        var ledger = VersionLedger()
         for handler in handlerNames() {
             for version in versionNames(of: handler) {
                 ledger.add(handler, version, bytes: Self.treeSize("\(directory(of: handler))/versions/\(version)"))

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Crypto
 import FetchdCore
 import Foundation
 import Synchronization
@@ -48,7 +47,7 @@ public final class SnapshotStore: Sendable {
     public let maxTotalBytes: Int
     /// The size of every version on disk, kept in step with commits and deletions so that the
     /// cache cap costs nothing per commit (a scan per commit made a wake quadratic).
-    let ledger: Mutex<Ledger>
+    let ledger: Mutex<VersionLedger>
     /// The metadata of each handler's `latest`, as last read or written.
     let latestKnown = Mutex<[String: SnapshotMetadata]>([:])
     /// This process's hold on the cache: no other fetchd clears `.staging` under its fetches.
@@ -63,7 +62,7 @@ public final class SnapshotStore: Sendable {
         self.maxTotalBytes = maxTotalBytes
         try DurableFile.makeDirectory(root)
         lock = try CacheLock(directory: root)
-        ledger = Mutex(Ledger())
+        ledger = Mutex(VersionLedger())
         // Whatever is staged belongs to fetches of an earlier process: none will ever finish.
         removeTree(stagingDirectory)
         try DurableFile.makeDirectory(stagingDirectory, mode: 0o700)
@@ -171,7 +170,7 @@ public final class SnapshotStore: Sendable {
     /// Version directory names of `handler`, oldest first.
     public func versionNames(of handler: String) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "\(directory(of: handler))/versions")) ?? []
-        return names.filter { !$0.hasPrefix(".") && Self.sequence(of: $0) != nil }.sorted()
+        return names.filter { !$0.hasPrefix(".") && VersionName.sequence(of: $0) != nil }.sorted()
     }
 
     /// The version `latest` points at.
@@ -194,7 +193,7 @@ public final class SnapshotStore: Sendable {
     /// complete version (a crash between the version rename and the link swap leaves it one behind).
     public func recover(handler: String) {
         let handlerDirectory = directory(of: handler)
-        removeTree("\(handlerDirectory)/.staging")  // where fetches staged before 812bd28
+        removeTree("\(handlerDirectory)/.staging")  // where older versions of fetchd staged fetches
         removeTree("\(handlerDirectory)/.staging-user")
         let versionsDirectory = "\(handlerDirectory)/versions"
         for name in (try? FileManager.default.contentsOfDirectory(atPath: versionsDirectory)) ?? [] where name.hasPrefix(".") {
@@ -206,53 +205,6 @@ public final class SnapshotStore: Sendable {
         if let newest = versionNames(of: handler).last, currentVersion(of: handler) != newest {
             try? DurableFile.replaceSymlink(at: "\(handlerDirectory)/latest", target: "versions/\(newest)")
         }
-    }
-
-    /// SHA-256 (lower-case hex) and size of a file, read in chunks so large snapshots stay cheap.
-    public static func sha256(ofFile path: String) throws -> (digest: String, bytes: Int) {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw DurableFile.Failure(operation: "open", path: path, code: errno) }
-        defer { close(descriptor) }
-        var hasher = SHA256()
-        var bytes = 0
-        // Plain read(2) into one buffer: most snapshots are small, and FileHandle allocated a
-        // Data per read on every fetch.
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)  // under malloc's mmap threshold
-        defer { buffer.deallocate() }
-        while true {
-            let count = read(descriptor, buffer.baseAddress, buffer.count)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw DurableFile.Failure(operation: "read", path: path, code: errno)
-            }
-            if count == 0 { break }
-            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-            bytes += count
-        }
-        return (HexText.lowercase(hasher.finalize()), bytes)
-    }
-
-    static func versionName(sequence: Int, at date: Date) -> String {
-        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        var text = DigitText(capacity: 24)
-        text.append(sequence, width: 8)
-        text.append("-")
-        text.append(Int(parts.tm_year) + 1900, width: 4)
-        text.append(Int(parts.tm_mon) + 1, width: 2)
-        text.append(Int(parts.tm_mday), width: 2)
-        text.append("T")
-        text.append(Int(parts.tm_hour), width: 2)
-        text.append(Int(parts.tm_min), width: 2)
-        text.append(Int(parts.tm_sec), width: 2)
-        text.append("Z")
-        return text.text
-    }
-
-    static func sequence(of version: String) -> Int? {
-        guard let dash = version.firstIndex(of: "-") else { return nil }
-        return Int(version[..<dash])
     }
 
     func removeTree(_ path: String) { try? FileManager.default.removeItem(atPath: path) }

@@ -45,7 +45,7 @@ struct EndToEndTests {
         let latest = daemon.cachePath + "/clock/latest"
         #expect(await waitUntil(timeoutSeconds: 15) { FileManager.default.fileExists(atPath: latest + "/meta.json") })
         let metadata = try SnapshotMetadata.decode(try Data(contentsOf: URL(fileURLWithPath: latest + "/meta.json")))
-        #expect(try SnapshotStore.sha256(ofFile: latest + "/content").digest == metadata.sha256)
+        #expect(try FileDigest.sha256(ofFile: latest + "/content").digest == metadata.sha256)
         #expect(metadata.trigger == "timer")
 
         // Status: both valid handlers, the invalid one reported with its file and line.

@@ -40,7 +40,7 @@ struct SnapshotKillTests {
             let metadataData = try #require(FileManager.default.contents(atPath: latest + "/meta.json"),
                                             "round \(round): latest has content but no meta.json")
             let metadata = try SnapshotMetadata.decode(metadataData)
-            let (digest, bytes) = try SnapshotStore.sha256(ofFile: latest + "/content")
+            let (digest, bytes) = try FileDigest.sha256(ofFile: latest + "/content")
             #expect(digest == metadata.sha256, "round \(round): latest content does not match its sha256")
             #expect(bytes == metadata.bytes, "round \(round): latest size differs from its metadata")
             checked += 1

@@ -6,7 +6,7 @@ import Testing
 /// `prepare` assembles a version out of sight; the batch publishes it, whatever the handler's
 /// folder holds or lacks (with `SnapshotStoreTests`' staging helpers).
 extension SnapshotStoreTests {
-    private func pending(_ prepared: SnapshotStore.Prepared) throws -> SnapshotStore.PendingVersion {
+    private func pending(_ prepared: PreparedVersion) throws -> PendingVersion {
         guard case .pending(let pending) = prepared else { throw CocoaError(.fileWriteUnknown) }
         return pending
     }

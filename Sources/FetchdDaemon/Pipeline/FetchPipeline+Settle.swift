@@ -45,7 +45,7 @@ extension FetchPipeline {
                 handler: handler.name, fetchedAt: finishedAt,
                 durationMilliseconds: Int(finishedAt.timeIntervalSince(startedAt) * 1000),
                 contentType: contentType, trigger: trigger.rawValue, details: details)
-            let prepared: SnapshotStore.Prepared
+            let prepared: PreparedVersion
             do {
                 prepared = try snapshots.prepare(stagedFile: outputPath, handler: handler.name, template: template,
                                                  retain: handler.retain, knownDigest: knownDigest, staged: info,

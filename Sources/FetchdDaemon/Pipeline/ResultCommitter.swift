@@ -23,7 +23,7 @@ final class ResultCommitter: Sendable {
         /// The result row and the state changes it brings.
         var record: StateStore.PendingRecord
         /// New content to publish before the result is recorded.
-        var snapshot: SnapshotStore.PendingVersion?
+        var snapshot: PendingVersion?
     }
 
     private struct Waiting {
