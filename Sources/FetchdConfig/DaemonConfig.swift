@@ -106,7 +106,7 @@ public struct DaemonConfig: Sendable, Equatable {
         }
         config.controlGroup = reader.string("control_group").flatMap { $0.isEmpty ? nil : $0 }
         if let text = reader.string("global_budget"), !text.isEmpty {
-            if let perDay = HandlerConfig.fetchesPerDay(text, maximum: 1_000_000) {
+            if let perDay = FetchBudget.perDay(text, maximum: 1_000_000) {
                 config.globalBudgetPerDay = perDay
             } else {
                 reader.report("global_budget", "\"\(text)\" is not a fetch budget; expected e.g. \"200/day\", or \"\" for none")

@@ -6,9 +6,9 @@ extension HandlerConfig {
     mutating func readHTTPOptions(_ reader: inout TableReader) {
         if let headers = reader.stringTable("headers") {
             for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
-                if name.isEmpty || !name.unicodeScalars.allSatisfy(Self.isTokenCharacter) {
+                if name.isEmpty || !name.unicodeScalars.allSatisfy(HTTPFieldText.isTokenCharacter) {
                     reader.report("headers", "\"\(name)\" is not a valid header name (letters, digits and !#$%&'*+-.^_`|~)")
-                } else if value.unicodeScalars.contains(where: Self.isControlCharacter) {
+                } else if value.unicodeScalars.contains(where: HTTPFieldText.isControlCharacter) {
                     reader.report("headers", "the value of \"\(name)\" contains a line break, NUL or other control character")
                 } else if ["if-none-match", "if-modified-since"].contains(name.lowercased()) {
                     reader.report("headers", "\"\(name)\" is managed by fetchd (conditional requests); remove it")
@@ -18,9 +18,9 @@ extension HandlerConfig {
             }
         }
         if let honor = reader.bool("honor_server_hints") { honorServerHints = honor }
-        userAgent = Self.singleLine(&reader, "user_agent")
-        acceptEncoding = Self.singleLine(&reader, "accept_encoding")
-        proxy = Self.singleLine(&reader, "proxy")
+        userAgent = HTTPFieldText.singleLine(&reader, "user_agent")
+        acceptEncoding = HTTPFieldText.singleLine(&reader, "accept_encoding")
+        proxy = HTTPFieldText.singleLine(&reader, "proxy")
         if let proxy, proxy.unicodeScalars.contains(" ") {
             reader.report("proxy", "\"\(proxy)\" contains a space; expected a URL such as http://proxy.example:3128")
             self.proxy = nil
@@ -32,27 +32,5 @@ extension HandlerConfig {
                 reader.report("ca_file", "\"\(caFile)\" does not exist or cannot be read; expected a PEM file of CA certificates")
             }
         }
-    }
-
-    /// A string option sent on the wire (a header value, a proxy URL): refused when it holds a
-    /// control character, which could end a header line early or cut the value at a NUL.
-    private static func singleLine(_ reader: inout TableReader, _ key: String) -> String? {
-        guard let value = reader.string(key) else { return nil }
-        guard !value.unicodeScalars.contains(where: isControlCharacter) else {
-            reader.report(key, "contains a line break, NUL or other control character; expected one line of text")
-            return nil
-        }
-        return value
-    }
-
-    /// Controls other than a tab (which HTTP allows inside a field value). Scalars, not
-    /// Characters: "\r\n" is one Character and equals neither.
-    private static func isControlCharacter(_ scalar: Unicode.Scalar) -> Bool {
-        (scalar.value < 0x20 && scalar != "\t") || scalar.value == 0x7f
-    }
-
-    private static func isTokenCharacter(_ scalar: Unicode.Scalar) -> Bool {
-        ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
-            || "!#$%&'*+-.^_`|~".unicodeScalars.contains(scalar)
     }
 }

@@ -1,15 +1,6 @@
 import FetchdCore
 
 extension HandlerConfig {
-    /// Keys only `transfer` handlers take.
-    static let transferOnlyKeys = ["sha256", "max_bytes_per_second", "stall_timeout", "on_complete"]
-
-    /// Keys of http handlers that a transfer does not take, with the reason given to the user.
-    static let httpKeysRefusedByTransfers = [
-        "allow_file_urls": "transfers resume with HTTP range requests; file:// has none",
-        "accept_encoding": "transfers resume by byte ranges of the stored resource, so they ask for no content coding",
-    ]
-
     /// Reads the transfer-only keys (`sha256`, `max_bytes_per_second`, `stall_timeout`,
     /// `on_complete`) and gives a transfer its own defaults for `max_bytes` and `min_interval`.
     mutating func readTransferOptions(_ reader: inout TableReader) {
@@ -40,7 +31,7 @@ extension HandlerConfig {
     /// Reports keys that do not belong to this handler's kind as far as transfers are concerned.
     func checkTransferKeys(_ reader: inout TableReader) {
         if kind == .transfer {
-            for (key, reason) in Self.httpKeysRefusedByTransfers.sorted(by: { $0.key < $1.key }) where reader.table[key] != nil {
+            for (key, reason) in HandlerKeys.refusedByTransfers.sorted(by: { $0.key < $1.key }) where reader.table[key] != nil {
                 reader.report(key, "\"\(key)\" does not apply to transfers: \(reason)")
             }
             if reader.table["deadline"] != nil {
@@ -54,11 +45,11 @@ extension HandlerConfig {
             } else if reader.table["url"] == nil {
                 reader.report(nil, "a transfer handler needs a \"url\" key")
             }
-            for key in Self.execOnlyKeys where reader.table[key] != nil {
+            for key in HandlerKeys.execOnly where reader.table[key] != nil {
                 reader.report(key, "\"\(key)\" belongs to exec handlers; this one is transfer")
             }
         } else {
-            for key in Self.transferOnlyKeys where reader.table[key] != nil {
+            for key in HandlerKeys.transferOnly where reader.table[key] != nil {
                 reader.report(key, "\"\(key)\" belongs to transfer handlers; this one is \(kind.rawValue)")
             }
         }

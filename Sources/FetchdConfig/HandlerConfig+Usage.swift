@@ -38,7 +38,7 @@ extension HandlerConfig {
             usage = parsed
         }
         if let text = reader.string("budget") {
-            if let perDay = Self.fetchesPerDay(text) {
+            if let perDay = FetchBudget.perDay(text) {
                 budgetPerDay = perDay
             } else {
                 reader.report("budget", "\"\(text)\" is not a fetch budget; expected e.g. \"12/day\" or \"1/hour\" (1 to 1440 a day)")
@@ -46,21 +46,5 @@ extension HandlerConfig {
         }
         if let seconds = reader.durationSeconds("max_staleness", in: 60...(365 * 86_400)) { maxStalenessSeconds = seconds }
         if let seconds = reader.durationSeconds("lead", in: 0...3600) { leadSeconds = seconds }
-    }
-
-    /// `12/day`, `1/hour`, `20/week` as fetches per day (1 to `maximum`), or nil.
-    public static func fetchesPerDay(_ text: String, maximum: Int = 1440) -> Int? {
-        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2, let count = Double(parts[0]), count > 0, count.isFinite else { return nil }
-        let perDay: Double
-        switch parts[1] {
-        case "day", "d": perDay = count
-        case "hour", "h": perDay = count * 24
-        case "week", "w": perDay = count / 7
-        default: return nil
-        }
-        // Checked before converting: Int(1e300) would trap.
-        guard perDay.rounded() >= 1, perDay.rounded() <= Double(maximum) else { return nil }
-        return Int(perDay.rounded())
     }
 }

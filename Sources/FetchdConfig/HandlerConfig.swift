@@ -101,19 +101,6 @@ public struct HandlerConfig: Sendable, Equatable {
         self.sourceLine = sourceLine
     }
 
-    static let knownKeys = [
-        "name", "kind", "url", "command", "environment", "user", "min_interval", "deadline", "retain",
-        "max_bytes", "enabled", "allow_file_urls", "honor_server_hints", "headers", "user_agent", "accept_encoding", "proxy", "ca_file",
-        "usage", "budget", "max_staleness", "lead", "push_limit", "push_token_file",
-        "network", "power", "battery_min",
-    ] + transferOnlyKeys
-
-    /// Keys only `exec` handlers take.
-    static let execOnlyKeys = ["command", "user"]
-
-    /// Keys only `http` handlers take.
-    static let httpOnlyKeys = ["url", "allow_file_urls", "honor_server_hints", "headers", "user_agent", "accept_encoding", "proxy", "ca_file"]
-
     /// Reads one `[[handler]]` table; returns nil when it cannot be used (problems are in `reader`).
     static func read(from reader: inout TableReader, daemon: DaemonConfig) -> HandlerConfig? {
         let name = reader.string("name", required: true)
@@ -175,7 +162,7 @@ public struct HandlerConfig: Sendable, Equatable {
             handler.checkKindSpecificKeys(&reader)
             handler.checkTransferKeys(&reader)
         }
-        reader.reportUnknownKeys(known: knownKeys)
+        reader.reportUnknownKeys(known: HandlerKeys.known)
         guard name != nil, kind != nil, reader.diagnostics.count == before,
               HandlerName.isValid(handler.name) else { return nil }
         return handler
@@ -196,7 +183,7 @@ public struct HandlerConfig: Sendable, Equatable {
             } else if reader.table["url"] == nil {
                 reader.report(nil, "an http handler needs a \"url\" key")
             }
-            for key in Self.execOnlyKeys where reader.table[key] != nil {
+            for key in HandlerKeys.execOnly where reader.table[key] != nil {
                 reader.report(key, "\"\(key)\" belongs to exec handlers; this one is http")
             }
         case .exec:
@@ -206,7 +193,7 @@ public struct HandlerConfig: Sendable, Equatable {
             if let program = command?.first, program.isEmpty {
                 reader.report("command", "the program (first element) is empty; expected a path such as \"/usr/bin/prog\"")
             }
-            for key in Self.httpOnlyKeys where reader.table[key] != nil {
+            for key in HandlerKeys.httpOnly where reader.table[key] != nil {
                 reader.report(key, "\"\(key)\" belongs to http handlers; this one is exec")
             }
         case .transfer:

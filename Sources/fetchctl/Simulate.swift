@@ -125,7 +125,7 @@ struct Simulate: ParsableCommand {
 
     /// A budget as the config spells it (`12/day`, `1/hour`, `20/week`), in fetches per day.
     static func perDay(_ text: String) throws -> Int {
-        guard let perDay = HandlerConfig.fetchesPerDay(text) else {
+        guard let perDay = FetchBudget.perDay(text) else {
             throw CleanExit.failure("fetchctl: --budget \"\(text)\" is not a fetch budget; expected e.g. 12/day or 1/hour")
         }
         return perDay

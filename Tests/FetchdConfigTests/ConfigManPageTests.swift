@@ -27,7 +27,7 @@ struct ConfigManPageTests {
     /// Keys of `[[handler]]` tables, every kind's.
     @Test func everyHandlerKey() throws {
         let lines = try Self.page()
-        for key in HandlerConfig.knownKeys {
+        for key in HandlerKeys.known {
             #expect(Self.hasEntry(key, in: lines), "fetchd.toml(5) has no entry for the handler key \"\(key)\"")
         }
     }

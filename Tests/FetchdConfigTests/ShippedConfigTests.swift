@@ -61,7 +61,7 @@ struct ShippedConfigTests {
     func documentsEveryHandlerKey() throws {
         let text = try String(contentsOf: PackagePaths.shippedConfig, encoding: .utf8)
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        for key in HandlerConfig.knownKeys {
+        for key in HandlerKeys.known {
             let found = lines.filter { $0.wholeMatch(of: Self.commentedOut(key)) != nil }
             #expect(found.count == 1, "config/fetchd.toml documents the handler key \"\(key)\" \(found.count) times, not once")
         }

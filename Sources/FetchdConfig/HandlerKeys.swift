@@ -1,0 +1,25 @@
+/// The keys of a `[[handler]]` table, and which kinds of handler take them.
+enum HandlerKeys {
+    /// Every key a `[[handler]]` table may hold.
+    static let known = [
+        "name", "kind", "url", "command", "environment", "user", "min_interval", "deadline", "retain",
+        "max_bytes", "enabled", "allow_file_urls", "honor_server_hints", "headers", "user_agent", "accept_encoding", "proxy", "ca_file",
+        "usage", "budget", "max_staleness", "lead", "push_limit", "push_token_file",
+        "network", "power", "battery_min",
+    ] + transferOnly
+
+    /// Keys only `exec` handlers take.
+    static let execOnly = ["command", "user"]
+
+    /// Keys only `http` handlers take.
+    static let httpOnly = ["url", "allow_file_urls", "honor_server_hints", "headers", "user_agent", "accept_encoding", "proxy", "ca_file"]
+
+    /// Keys only `transfer` handlers take.
+    static let transferOnly = ["sha256", "max_bytes_per_second", "stall_timeout", "on_complete"]
+
+    /// Keys of http handlers that a transfer does not take, with the reason given to the user.
+    static let refusedByTransfers = [
+        "allow_file_urls": "transfers resume with HTTP range requests; file:// has none",
+        "accept_encoding": "transfers resume by byte ranges of the stored resource, so they ask for no content coding",
+    ]
+}
