@@ -11,7 +11,7 @@ import Testing
 /// the daemon's own decision (`FetchCoordinator.decide`: uses and fetches stored in its SQLite
 /// state and read back, its time zone, its results fed back) on a simulated clock, gives the
 /// simulator's fetch times. Both decide again after every use and every fetch; the daemon also
-/// decides again when a plan is over an hour old at a wake (`planLifetimeSeconds`), which the
+/// decides again when a plan is over an hour old at a wake (`UsagePlans.lifetimeSeconds`), which the
 /// simulator does not model and this test does not cover.
 struct SimulatorParityTests {
     private static let handlers = """

@@ -1,63 +1,46 @@
 import FetchdConfig
 import FetchdControl
 import FetchdCore
+import FetchdPlanner
 import FetchdState
 import Foundation
 
 extension FetchCoordinator {
     /// The status of the daemon and every handler; `markSeen` resets the new-data counters.
     public func status(markSeen: Bool) -> StatusReport {
-        let now = Date()
+        if markSeen { try? state.markSeen() }
+        return statusView(now: Date()).report(transfer: pipeline.transferStatus(of:state:), snapshot: publishedSnapshot(of:))
+    }
+
+    /// A one-line summary for `systemctl status`: `5 handlers, 1 failing; next: weather at 08:50`.
+    public func statusLine(now: Date = Date()) -> String { statusView(now: now).line() }
+
+    /// The next time a handler becomes eligible, if any is in the future (no heartbeat cap).
+    public func nextPlannedFetch(now: Date = Date()) -> Date? { statusView(now: now).nextPlannedFetch() }
+
+    /// What the reports are made from, as the coordinator sees it at `now`.
+    func statusView(now: Date) -> StatusView {
         let states = schedulingStates(now: now)
         refreshPower()
-        if markSeen { try? state.markSeen() }
-        let globalFloor = globalBudgetFloor(now: now)
-        // Pushes this daemon is fetching at once are not waiting for anything.
-        let pushes = self.pushes.waiting()
-        let handlers = config.handlers.map { handler in
-            let handlerState = states[handler.name]
-            var plan = plannedFetch(handler)
-            if var held = plan, let floor = globalFloor, floor > held.date {
-                held.date = floor
-                held.reason += "; global_budget spent until then"
-                plan = held
+        let floor = globalBudgetFloor(now: now)
+        var plans: [String: FetchPlanner.Decision] = [:]
+        var waitingFor: [String: String] = [:]
+        for handler in config.handlers {
+            if var plan = plannedFetch(handler, now: now) {
+                if let floor, floor > plan.date {
+                    plan.date = floor
+                    plan.reason += "; global_budget spent until then"
+                }
+                plans[handler.name] = plan
             }
-            // An overdue handler is eligible now, not hours ago (after a suspend, or a forward step
-            // of the clock, until its catch-up fetch is recorded); nor at the daemon's start, which
-            // a clock stepped back puts hours ahead.
-            var status = HandlerStatus(
-                name: handler.name, kind: handler.kind.rawValue, enabled: handler.enabled,
-                running: isRunning(handler.name), lastResult: handlerState?.lastResult,
-                lastReason: handlerState?.lastReason, lastAttemptAt: handlerState?.lastAttemptAt,
-                lastSuccessAt: handlerState?.lastSuccessAt,
-                nextEligibleAt: [Scheduler.nextEligible(handler, state: handlerState, now: now, planned: plan?.date)
-                    .map { max($0, now) }, pushes[handler.name]?.dueAt].compactMap { $0 }.min(),
-                newDataSinceLastLook: handlerState?.newDataUnseen ?? 0,
-                consecutiveFailures: handlerState?.consecutiveFailures ?? 0,
-                snapshotPath: publishedSnapshot(of: handler.name))
-            status.planReason = plan?.reason
-            status.pendingPushAt = pushes[handler.name]?.dueAt
-            status.pendingPushes = pushes[handler.name]?.pushes
-            status.pushLimit = handler.pushLimit.description
-            status.transfer = pipeline.transferStatus(of: handler, state: handlerState)
             // Only for scheduled handlers: one run on request alone waits for nothing.
-            if handler.enabled, handler.minInterval != .never {
-                status.waitingFor = unmetConditions(handler)
-            }
-            return status
+            if handler.enabled, handler.minInterval != .never { waitingFor[handler.name] = unmetConditions(handler) }
         }
-        let rejected = rejectedReload.map {
-            ConfigProblem(file: $0.file, line: $0.line, key: $0.key, handler: $0.handler,
-                          message: "reload rejected, previous config still in force: \($0.message)")
-        }
-        let problems = rejected + config.diagnostics.map {
-            ConfigProblem(file: $0.file, line: $0.line, key: $0.key, handler: $0.handler, message: $0.message)
-        }
-        var report = StatusReport(daemonVersion: Defaults.version, configFile: config.mainFile, startedAt: instance.startedAt,
-                                  handlers: handlers, configProblems: problems)
-        report.pushListener = instance.pushListenerAddress
-        report.handlersDirectory = config.handlersDirectory
-        return report
+        return StatusView(config: config, now: now, states: states, plans: plans,
+                          running: Set(config.handlers.map(\.name).filter(isRunning)),
+                          // Pushes this daemon is fetching at once are not waiting for anything.
+                          waitingPushes: pushes.waiting(), waitingFor: waitingFor, nextPushDue: nextPushDue(),
+                          rejectedReload: rejectedReload, instance: instance)
     }
 
     /// The path of `name`'s latest published content, nil while it has none.

@@ -14,10 +14,6 @@ extension FetchCoordinator {
         case recorded(next: FetchPlanner.Decision?)
     }
 
-    /// A plan older than this is made again even if nothing happened: its 24-hour horizon has
-    /// moved on (seconds).
-    static let planLifetimeSeconds = 3600.0
-
     /// Reads the planner's inputs from the state database.
     nonisolated var planning: UsagePlanning { UsagePlanning(state: state) }
 
@@ -31,20 +27,13 @@ extension FetchCoordinator {
             logger.error("\(name): cannot record a use in \(state.path): \(error)")
         }
         logger.debug("\(name): used (\(source.rawValue))", metadata: ["handler": "\(name)"])
-        runtime[name]?.plan = nil
+        plans.forget(name)
         return .recorded(next: plannedFetch(handler, now: Date()))
     }
 
-    /// The usage planner's next fetch for a handler that learns its usage, else nil; the
-    /// latest decision while it is younger than `planLifetimeSeconds`.
+    /// The usage planner's next fetch for a handler that learns its usage, else nil (`UsagePlans`).
     public func plannedFetch(_ handler: HandlerConfig, now: Date = Date()) -> FetchPlanner.Decision? {
-        guard handler.learnsUsage, handler.enabled, handler.minInterval != .never else { return nil }
-        if let plan = runtime[handler.name]?.plan, now.timeIntervalSince(plan.madeAt) < Self.planLifetimeSeconds {
-            return plan.decision
-        }
-        let (decision, floor) = decide(handler, now: now)
-        runtime[handler.name, default: HandlerRuntime()].plan = (decision, floor, now)
-        return decision
+        plans.decision(for: handler, now: now)
     }
 
     /// A fresh decision, not the kept one (`UsagePlanning.decide`).
@@ -66,17 +55,8 @@ extension FetchCoordinator {
 
     /// `plannedDates(now:)` with the shared budget's use as the caller has read it.
     func plannedDates(now: Date, globalUse: UsagePlanning.GlobalBudgetUse?) -> [String: Date] {
-        var dates: [String: Date] = [:]
-        let floor = UsagePlanning.floor(of: globalUse)
-        for handler in config.handlers where handler.learnsUsage {
-            if let decision = plannedFetch(handler, now: now) { dates[handler.name] = max(decision.date, floor ?? .distantPast) }
-        }
-        return dates
+        plans.dates(of: config.handlers, now: now, globalUse: globalUse)
     }
-
-    /// The earliest each planned handler may run at all (`min_interval` and its own budget): a
-    /// wake may run it a little before its planned time, never before this.
-    func plannedFloors() -> [String: Date] { runtime.compactMapValues { $0.plan?.floor } }
 
     /// How much of `global_budget` is used, when one is set.
     func globalBudgetUse(now: Date) -> UsagePlanning.GlobalBudgetUse? { planning.globalBudgetUse(config, now: now) }

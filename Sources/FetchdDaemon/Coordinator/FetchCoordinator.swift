@@ -25,12 +25,15 @@ public actor FetchCoordinator {
     let logger: Logger
     /// This daemon process, as `fetchctl status` shows it and as the owner of pushes.
     var instance = DaemonInstance()
+    /// The usage planner's latest decisions.
+    var plans: UsagePlans
 
     /// Creates a coordinator over opened stores.
     public init(config: LoadedConfig, snapshots: SnapshotStore, state: StateStore, logger: Logger) {
         self.config = config
         self.logger = logger
         self.pipeline = FetchPipeline(snapshots: snapshots, state: state, daemon: config.daemon, logger: logger)
+        self.plans = UsagePlans(planning: UsagePlanning(state: state))
     }
 
     /// The snapshot cache.
@@ -84,7 +87,7 @@ public actor FetchCoordinator {
         let planned = plannedDates(now: now, globalUse: globalUse)
         // Handlers whose conditions (network, power) do not hold are deferred, not skipped: they
         // stay due, and a wake when the conditions change (or the next heartbeat) runs them.
-        var eligible = Scheduler.due(config.handlers, states: states, now: now, planned: planned, floors: plannedFloors())
+        var eligible = Scheduler.due(config.handlers, states: states, now: now, planned: planned, floors: plans.floors)
             .filter { !isRunning($0.name) && !isTakenByWake($0.name) }
         // Partial transfers resume when their retry time has come, whatever their min_interval.
         let resuming = transferResumeDates(states: states, now: now).filter { $0.value <= now }
@@ -181,7 +184,7 @@ public actor FetchCoordinator {
             record = await pipeline.fetch(handler, trigger: trigger, state: state, pushData: pushData, daemon: config.daemon)
             pipeline.log(record, snapshot: record.version == nil ? nil : snapshots.latestContentPath(of: handler.name))
         }
-        runtime[handler.name]?.plan = nil  // the budget and the content's age changed: plan again
+        plans.forget(handler.name)  // the budget and the content's age changed: plan again
         return record
     }
 }

@@ -1,15 +1,10 @@
-import FetchdPlanner
 import FetchdState
 import Foundation
 
 /// What the coordinator knows of one handler beyond its configuration and its stored state:
-/// whether it runs, who waits for it, what the planner last decided. Lost at a restart, by
+/// whether it runs, who waits for it, what it waits for. Lost at a restart, by
 /// design: all of it is rebuilt from the database, or is about fetches of this process.
 struct HandlerRuntime {
-    /// The usage planner's latest decision, the earliest the handler may run at all, and when
-    /// the decision was made. Dropped when the handler is used or fetched.
-    typealias Plan = (decision: FetchPlanner.Decision, floor: Date, madeAt: Date)
-
     /// The callers waiting for the running fetch's record; nil while it does not run.
     var waiters: [CheckedContinuation<FetchRecord, Never>]?
     /// Taken by a wake and not yet started (it waits for the wake's window of tasks or for a
@@ -23,8 +18,6 @@ struct HandlerRuntime {
     /// When its latest fetch finished, on the monotonic clock (a wall clock stepped back would
     /// make a fetch hours ago look recent).
     var finishedAt: ContinuousClock.Instant?
-    /// See `Plan`.
-    var plan: Plan?
     /// Its last attempt is dated after now (the wall clock was stepped back): that attempt's
     /// date, and when this was first seen (`FetchCoordinator.schedulingStates(now:)`).
     var clockStep: (recorded: Date, seenAt: Date)?

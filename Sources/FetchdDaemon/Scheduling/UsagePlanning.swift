@@ -7,7 +7,7 @@ import Foundation
 
 /// The usage planner's side of the database: a handler's recorded uses, attempts and results
 /// read into a `UsageModel` and a `FetchPlanner`, and what they decide. Holds no state: the
-/// coordinator keeps each handler's latest decision (`HandlerRuntime.plan`).
+/// coordinator keeps each handler's latest decision (`UsagePlans`).
 struct UsagePlanning: Sendable {
     /// What a handler's plan is made from.
     struct Inputs {

@@ -1,0 +1,57 @@
+import FetchdConfig
+import FetchdPlanner
+import Foundation
+
+/// The usage planner's latest decision for each handler that learns its usage. A decision is
+/// kept until the handler is used or fetched, or a reload, and for at most `lifetimeSeconds`:
+/// deciding costs a read of the handler's uses and fetches, and every wake and status asks.
+struct UsagePlans {
+    /// A decision, the earliest the handler may run at all (`min_interval` and its own budget),
+    /// and when the decision was made.
+    typealias Plan = (decision: FetchPlanner.Decision, floor: Date, madeAt: Date)
+
+    /// A plan older than this is made again even if nothing happened: its 24-hour horizon has
+    /// moved on (seconds).
+    static let lifetimeSeconds = 3600.0
+
+    /// Reads the planner's inputs from the state database.
+    let planning: UsagePlanning
+    private var plans: [String: Plan] = [:]
+
+    /// No decisions yet; they are made on first need.
+    init(planning: UsagePlanning) { self.planning = planning }
+
+    /// The next planned fetch of `handler` if it learns its usage, else nil; the kept decision
+    /// while it is younger than `lifetimeSeconds`.
+    mutating func decision(for handler: HandlerConfig, now: Date) -> FetchPlanner.Decision? {
+        guard handler.learnsUsage, handler.enabled, handler.minInterval != .never else { return nil }
+        if let plan = plans[handler.name], now.timeIntervalSince(plan.madeAt) < Self.lifetimeSeconds {
+            return plan.decision
+        }
+        let (decision, floor) = planning.decide(handler, now: now)
+        plans[handler.name] = (decision, floor, now)
+        return decision
+    }
+
+    /// The planned times of the learning handlers among `handlers`, for the scheduler, held back
+    /// by the shared budget (`global_budget`) when `globalUse` says it is spent.
+    mutating func dates(of handlers: [HandlerConfig], now: Date,
+                        globalUse: UsagePlanning.GlobalBudgetUse?) -> [String: Date] {
+        var dates: [String: Date] = [:]
+        let floor = UsagePlanning.floor(of: globalUse)
+        for handler in handlers where handler.learnsUsage {
+            if let decision = decision(for: handler, now: now) { dates[handler.name] = max(decision.date, floor ?? .distantPast) }
+        }
+        return dates
+    }
+
+    /// The earliest each planned handler may run at all: a wake may run it a little before its
+    /// planned time, never before this.
+    var floors: [String: Date] { plans.mapValues(\.floor) }
+
+    /// Drops `name`'s decision: it was used or fetched, so its budget or its content's age changed.
+    mutating func forget(_ name: String) { plans[name] = nil }
+
+    /// Drops every decision (a reload may have changed budgets, sources or intervals).
+    mutating func forgetAll() { plans = [:] }
+}
