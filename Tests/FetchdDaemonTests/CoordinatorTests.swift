@@ -81,7 +81,7 @@ struct CoordinatorTests {
         #expect(latest == "partial-good\n")
         let staging = (try? FileManager.default.contentsOfDirectory(atPath: directory.file("cache/.staging"))) ?? []
         #expect(staging.isEmpty, "failed fetches left staged files: \(staging)")
-        let history = await coordinator.history(of: "flaky", limit: 10)?.map(\.result)
+        let history = try coordinator.state.history(of: "flaky", limit: 10).map(\.result)
         #expect(history == ["expired", "failed", "newData"])
     }
 

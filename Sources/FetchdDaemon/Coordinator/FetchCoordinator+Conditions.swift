@@ -2,9 +2,8 @@ import FetchdConfig
 import Foundation
 
 extension FetchCoordinator {
-    /// The network as the scheduler sees it: NetworkManager's view while it is on the system
-    /// bus, else the `network_metered` setting (and online).
-    var network: NetworkState { conditions.networkManager ?? .setting(metered: config.daemon.networkMetered) }
+    /// The network as the scheduler sees it (`Conditions.network`).
+    var network: NetworkState { conditions.network(meteredSetting: config.daemon.networkMetered) }
 
     /// Reads the power supplies again; returns whether anything changed. Called on every wake
     /// and status request: inotify on sysfs attribute files is not delivered for most drivers
@@ -34,7 +33,7 @@ extension FetchCoordinator {
 
     /// Why `handler`'s scheduled fetch waits now; nil when its conditions hold.
     func unmetConditions(_ handler: HandlerConfig) -> String? {
-        ConditionCheck.unmet(handler, power: conditions.power, network: network)
+        conditions.unmet(handler, meteredSetting: config.daemon.networkMetered)
     }
 
     /// The due handlers whose conditions hold; the others are deferred (they stay due and run

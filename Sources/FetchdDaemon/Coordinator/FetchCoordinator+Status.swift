@@ -48,15 +48,4 @@ extension FetchCoordinator {
         let path = snapshots.latestContentPath(of: name)
         return FileManager.default.fileExists(atPath: path) ? path : nil
     }
-
-    /// The newest `limit` results of `name`, newest first; nil when no such handler is loaded
-    /// and none was ever recorded.
-    public func history(of name: String, limit: Int) -> [HistoryEntry]? {
-        let records = (try? state.history(of: name, limit: limit)) ?? []
-        if records.isEmpty && config.handler(named: name) == nil { return nil }
-        return records.map {
-            HistoryEntry(startedAt: $0.startedAt, durationMilliseconds: $0.durationMilliseconds, result: $0.result,
-                         reason: $0.reason, trigger: $0.trigger, bytes: $0.bytes, version: $0.version)
-        }
-    }
 }

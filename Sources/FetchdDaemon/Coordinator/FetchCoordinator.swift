@@ -37,9 +37,9 @@ public actor FetchCoordinator {
     }
 
     /// The snapshot cache.
-    nonisolated var snapshots: SnapshotStore { pipeline.snapshots }
+    public nonisolated var snapshots: SnapshotStore { pipeline.snapshots }
     /// The state database.
-    nonisolated var state: StateStore { pipeline.state }
+    public nonisolated var state: StateStore { pipeline.state }
 
     /// Whether a handler named `name` is loaded.
     func isLoaded(_ name: String) -> Bool { config.handler(named: name) != nil }

@@ -19,7 +19,7 @@ struct HandlerRuntime {
     /// make a fetch hours ago look recent).
     var finishedAt: ContinuousClock.Instant?
     /// Its last attempt is dated after now (the wall clock was stepped back): that attempt's
-    /// date, and when this was first seen (`FetchCoordinator.schedulingStates(now:)`).
+    /// date, and when this was first seen (`schedulingView(of:now:)`).
     var clockStep: (recorded: Date, seenAt: Date)?
     /// Why its scheduled fetch is deferred (conditions unmet), as last logged.
     var deferredReason: String?

@@ -18,7 +18,7 @@ struct DaemonControlHandler: ControlRequestHandler {
             return ControlResponse(status: await coordinator.status(markSeen: request.markSeen ?? true))
         case .history:
             guard let name = request.handler else { return .failure(.badRequest, "history needs a handler name") }
-            guard let entries = await coordinator.history(of: name, limit: request.limit ?? Defaults.historyLimit) else {
+            guard let entries = await history(of: name, limit: request.limit ?? Defaults.historyLimit) else {
                 return .failure(.unknownHandler, "no handler named \"\(name)\" is loaded or recorded")
             }
             return ControlResponse(history: entries)
@@ -91,5 +91,16 @@ struct DaemonControlHandler: ControlRequestHandler {
             handler: name, result: record.result, reason: record.reason,
             durationMilliseconds: record.durationMilliseconds,
             snapshotPath: coordinator.publishedSnapshot(of: name), joinedRunning: joined))
+    }
+
+    /// The newest `limit` results of `name`, newest first; nil when no such handler is loaded
+    /// and none was ever recorded.
+    private func history(of name: String, limit: Int) async -> [HistoryEntry]? {
+        let records = (try? coordinator.state.history(of: name, limit: limit)) ?? []
+        if records.isEmpty, await !coordinator.isLoaded(name) { return nil }
+        return records.map {
+            HistoryEntry(startedAt: $0.startedAt, durationMilliseconds: $0.durationMilliseconds, result: $0.result,
+                         reason: $0.reason, trigger: $0.trigger, bytes: $0.bytes, version: $0.version)
+        }
     }
 }
