@@ -19,12 +19,12 @@ import Testing
         let coordinator = try TestConfig.coordinator(
             in: directory, main: "max_concurrent = 2\nhttp_max_transfers = 4\ntransfer_max_active = 1", handlers: handlers)
         let pipeline = await coordinator.pipeline
-        #expect(pipeline.programSlots.limit == 2 && pipeline.httpSlots.limit == 4 && pipeline.transferSlots.limit == 1)
+        #expect(pipeline.programSlots.limit == 2 && pipeline.httpSlots.limit == 4 && pipeline.transfers.slots.limit == 1)
         let main = try TestConfig.write(in: directory, main: "max_concurrent = 5\nhttp_max_transfers = 8\ntransfer_max_active = 3",
                                         handlers: handlers)
         await coordinator.apply(try ConfigLoader.load(mainFile: main))
         #expect(pipeline.programSlots.limit == 5)
         #expect(pipeline.httpSlots.limit == 8)
-        #expect(pipeline.transferSlots.limit == 3, "transfer_max_active applies at a reload")
+        #expect(pipeline.transfers.slots.limit == 3, "transfer_max_active applies at a reload")
     }
 }

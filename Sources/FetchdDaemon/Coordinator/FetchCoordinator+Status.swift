@@ -9,7 +9,7 @@ extension FetchCoordinator {
     /// The status of the daemon and every handler; `markSeen` resets the new-data counters.
     public func status(markSeen: Bool) -> StatusReport {
         if markSeen { try? state.markSeen() }
-        return statusView(now: Date()).report(transfer: pipeline.transferStatus(of:state:), snapshot: publishedSnapshot(of:))
+        return statusView(now: Date()).report(transfer: pipeline.transfers.status(of:state:), snapshot: publishedSnapshot(of:))
     }
 
     /// A one-line summary for `systemctl status`: `5 handlers, 1 failing; next: weather at 08:50`.

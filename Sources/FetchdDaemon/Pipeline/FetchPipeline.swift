@@ -26,16 +26,14 @@ final class FetchPipeline: Sendable {
     let programSlots: ConcurrencyLimiter
     /// Slots for http fetches, also per host.
     let httpSlots: ConcurrencyLimiter
-    /// Slots for background transfers (`transfer_max_active`).
-    let transferSlots: ConcurrencyLimiter
     /// The one libcurl multi handle every http fetch and transfer runs on.
     let httpClient: HTTPClient
-    /// The transfers running now: progress and pause switches.
-    let transferBoard = TransferBoard()
     /// Runs handlers under their deadlines.
     let runner = FetchRunner()
     /// Makes results durable in batches.
     let committer: ResultCommitter
+    /// Background transfers: their slots, the running ones, when a partial one resumes.
+    let transfers: TransferLane
 
     /// Creates the pipeline over opened stores, with slots sized by `daemon`.
     init(snapshots: SnapshotStore, state: StateStore, daemon: DaemonConfig, logger: Logger) {
@@ -44,9 +42,9 @@ final class FetchPipeline: Sendable {
         self.logger = logger
         self.programSlots = ConcurrencyLimiter(limit: daemon.maxConcurrent)
         self.httpSlots = ConcurrencyLimiter(limit: daemon.httpMaxTransfers, perKeyLimit: daemon.httpMaxHostConnections)
-        self.transferSlots = ConcurrencyLimiter(limit: daemon.transferMaxActive)
         self.httpClient = HTTPClient(limits: Self.httpLimits(daemon))
         self.committer = ResultCommitter(snapshots: snapshots, state: state, logger: logger)
+        self.transfers = TransferLane(snapshots: snapshots, httpClient: httpClient, runner: runner, daemon: daemon, logger: logger)
     }
 
     /// libcurl's connection caps, from the same settings as the slots.
@@ -57,7 +55,7 @@ final class FetchPipeline: Sendable {
     /// Resizes the slots and libcurl's caps to a reloaded configuration's (`old` was in force).
     func resize(from old: DaemonConfig, to new: DaemonConfig) {
         if new.maxConcurrent != old.maxConcurrent { programSlots.resize(to: new.maxConcurrent) }
-        if new.transferMaxActive != old.transferMaxActive { transferSlots.resize(to: new.transferMaxActive) }
+        if new.transferMaxActive != old.transferMaxActive { transfers.slots.resize(to: new.transferMaxActive) }
         if Self.httpLimits(new) != Self.httpLimits(old) {
             httpSlots.resize(to: new.httpMaxTransfers, perKeyLimit: new.httpMaxHostConnections)
             httpClient.update(Self.httpLimits(new))
@@ -66,7 +64,7 @@ final class FetchPipeline: Sendable {
 
     /// Which slots `handler` waits for, and under which key: http fetches by host and port.
     func slot(for handler: HandlerConfig) -> (ConcurrencyLimiter, String) {
-        if handler.kind == .transfer { return (transferSlots, "") }
+        if handler.kind == .transfer { return (transfers.slots, "") }
         guard handler.kind == .http else { return (programSlots, "") }
         return (httpSlots, handler.url.map(ConnectionKey.of) ?? "")
     }
