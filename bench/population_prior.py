@@ -8,7 +8,7 @@ usage: python3 bench/population_prior.py [--check]   (--check: fail if the Swift
   in each local hour; averaged over people (each person counts once, however many sessions);
 - gap risk: for each class of time since the previous session (ScatteredUse.gapClassesMinutes),
   the sessions that came in it against those each person's own time-of-day profile expected
-  there while the next had not come, pooled over people. It follows UsageModel+GapRisk.swift
+  there while the next had not come, pooled over people. It follows ScatteredUse.swift
   with a simpler profile (whole trace known, every day alike, no kernel and no prior: an
   approximation of the Swift one, good enough for a prior that one use of evidence outweighs);
   the first half hour is 1 (the traces fold uses less than 30 minutes apart);
