@@ -96,23 +96,14 @@ public struct HandlerStatus: Codable, Sendable, Equatable {
     /// For a transfer handler: its download in progress or waiting to resume; nil when none is.
     public var transfer: TransferStatus?
 
-    /// Creates a status line.
-    public init(name: String, kind: String, enabled: Bool, running: Bool, lastResult: String? = nil,
-                lastReason: String? = nil, lastAttemptAt: Date? = nil, lastSuccessAt: Date? = nil,
-                nextEligibleAt: Date? = nil, newDataSinceLastLook: Int = 0, consecutiveFailures: Int = 0,
-                snapshotPath: String? = nil) {
+    /// A handler that is not running and has no recorded fetch; the rest is set field by field.
+    public init(name: String, kind: String, enabled: Bool) {
         self.name = name
         self.kind = kind
         self.enabled = enabled
-        self.running = running
-        self.lastResult = lastResult
-        self.lastReason = lastReason
-        self.lastAttemptAt = lastAttemptAt
-        self.lastSuccessAt = lastSuccessAt
-        self.nextEligibleAt = nextEligibleAt
-        self.newDataSinceLastLook = newDataSinceLastLook
-        self.consecutiveFailures = consecutiveFailures
-        self.snapshotPath = snapshotPath
+        self.running = false
+        self.newDataSinceLastLook = 0
+        self.consecutiveFailures = 0
     }
 
     enum CodingKeys: String, CodingKey {

@@ -47,13 +47,18 @@ struct StatusView {
                 snapshot: (String) -> String?) -> StatusReport {
         let handlers = config.handlers.map { handler in
             let stored = states[handler.name]
-            var status = HandlerStatus(
-                name: handler.name, kind: handler.kind.rawValue, enabled: handler.enabled,
-                running: running.contains(handler.name), lastResult: stored?.lastResult,
-                lastReason: stored?.lastReason, lastAttemptAt: stored?.lastAttemptAt,
-                lastSuccessAt: stored?.lastSuccessAt, nextEligibleAt: nextEligible(handler),
-                newDataSinceLastLook: stored?.newDataUnseen ?? 0,
-                consecutiveFailures: stored?.consecutiveFailures ?? 0, snapshotPath: snapshot(handler.name))
+            var status = HandlerStatus(name: handler.name, kind: handler.kind.rawValue, enabled: handler.enabled)
+            status.running = running.contains(handler.name)
+            if let stored {
+                status.lastResult = stored.lastResult
+                status.lastReason = stored.lastReason
+                status.lastAttemptAt = stored.lastAttemptAt
+                status.lastSuccessAt = stored.lastSuccessAt
+                status.newDataSinceLastLook = stored.newDataUnseen
+                status.consecutiveFailures = stored.consecutiveFailures
+            }
+            status.nextEligibleAt = nextEligible(handler)
+            status.snapshotPath = snapshot(handler.name)
             status.planReason = plans[handler.name]?.reason
             status.pendingPushAt = waitingPushes[handler.name]?.dueAt
             status.pendingPushes = waitingPushes[handler.name]?.pushes
