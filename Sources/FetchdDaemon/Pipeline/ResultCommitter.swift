@@ -141,19 +141,14 @@ final class ResultCommitter: Sendable {
                 pendingRecords[index] = StateStore.PendingRecord(fetch, validators: nil, notBefore: pendingRecords[index].notBefore)
             }
         }
-        let earlier = unrecorded.withLock { $0 }
         do {
-            let stored = try recordRetrying(earlier + pendingRecords)
-            if !earlier.isEmpty {
-                unrecorded.withLock { $0.removeFirst(min($0.count, earlier.count)) }
-                logger.notice("recorded \(earlier.count) earlier result(s) the database had refused")
-            }
-            return Array(stored.suffix(pendingRecords.count))
+            return try recordAfterEarlier(pendingRecords)
         } catch {
             // Kept only for a disk that may get room again: a record the database refuses for
             // what it is would fail every later batch too.
             guard StateStore.isTransient(error) else {
-                logger.error("cannot record \(earlier.count + pendingRecords.count) result(s) in \(state.path): \(error)")
+                let earlier = unrecorded.withLock { $0.count }
+                logger.error("cannot record \(earlier + pendingRecords.count) result(s) in \(state.path): \(error)")
                 unrecorded.withLock { $0.removeAll() }
                 return pendingRecords.map(\.fetch)
             }
@@ -167,6 +162,18 @@ final class ResultCommitter: Sendable {
             }
             return pendingRecords.map(\.fetch)
         }
+    }
+
+    /// Records `records` after the results the database refused earlier, in one transaction,
+    /// and forgets those once they are in. Returns the stored `records`.
+    private func recordAfterEarlier(_ records: [StateStore.PendingRecord]) throws -> [FetchRecord] {
+        let earlier = unrecorded.withLock { $0 }
+        let stored = try recordRetrying(earlier + records)
+        if !earlier.isEmpty {
+            unrecorded.withLock { $0.removeFirst(min($0.count, earlier.count)) }
+            logger.notice("recorded \(earlier.count) earlier result(s) the database had refused")
+        }
+        return Array(stored.suffix(records.count))
     }
 
     /// Pauses before each new attempt at a transaction that failed for a transient reason, in
@@ -201,9 +208,7 @@ final class ResultCommitter: Sendable {
         let earlier = unrecorded.withLock { $0 }
         guard !earlier.isEmpty else { return 0 }
         do {
-            _ = try recordRetrying(earlier)
-            unrecorded.withLock { $0.removeFirst(min($0.count, earlier.count)) }
-            logger.notice("recorded \(earlier.count) earlier result(s) the database had refused")
+            _ = try recordAfterEarlier([])
             return 0
         } catch {
             let names = earlier.map(\.fetch.handler).joined(separator: ", ")
