@@ -124,6 +124,9 @@ struct EndToEndTests {
         #expect(status.output.contains("no handlers configured: add a handler file")
                     && status.output.contains(daemon.directory.file("etc/handlers.d")), "\(status.output)")
         #expect(!status.output.contains("HANDLER"), "an empty table says nothing: \(status.output)")
+        // The common options may come before the command, as systemctl takes them.
+        let before = try ChildProcess.run(TestBinaries.path(of: "fetchctl"), ["--socket", daemon.socketPath, "status"])
+        #expect(before.status == 0 && before.output.contains("no handlers configured"), "\(before.output)")
     }
 
     /// A program's output reaches the admin's terminal through fetchctl as text, never as
