@@ -44,11 +44,9 @@ final class NetworkWatcher: Service, Sendable {
     func refresh() { continuation.yield(.refresh) }
 
     private struct Link {
-        var listener: BusListener?
+        var bus = BusLink()
         var signals: NetworkManagerSignals?
-        var reconnect = BusReconnect()
-        /// Whether the current outage has been logged already.
-        var outageLogged = false
+        /// Whether NetworkManager's absence has been logged already.
         var absentLogged = false
         /// Whether "following NetworkManager" was said since NetworkManager was last seen absent:
         /// said once its state is read, not at connecting (it may not be on the bus at all).
@@ -64,14 +62,13 @@ final class NetworkWatcher: Service, Sendable {
                 for await event in events {
                     switch event {
                     case .refresh, .retry:
-                        if case .retry = event { link.reconnect.pending = false }
+                        if case .retry = event { link.bus.retryDue() }
                         await connectIfWanted(&link, group: &group)
                     case .closed(let error):
-                        link.listener = nil
+                        link.bus.lost()
                         link.followingLogged = false
                         await apply(nil)
-                        logOutage(&link, "the system bus connection closed (\(error))")
-                        scheduleRetry(&link, group: &group)
+                        failed(&link, "the system bus connection closed (\(error))", group: &group)
                     case .networkManager(.state(let state)):
                         link.absentLogged = false
                         if !link.followingLogged {
@@ -90,7 +87,7 @@ final class NetworkWatcher: Service, Sendable {
                         await readState(&link)
                     }
                 }
-                link.listener?.close()
+                _ = link.bus.leave()
                 group.cancelAll()
             }
         } onGracefulShutdown: { [continuation] in
@@ -108,35 +105,31 @@ final class NetworkWatcher: Service, Sendable {
 
     private func connectIfWanted(_ link: inout Link, group: inout DiscardingTaskGroup) async {
         guard await wanted() else {
-            if let listener = link.listener {
-                listener.close()
+            if link.bus.leave() {
                 logger.info("network: no handler needs the network any more; left the \(bus)")
             }
             link = Link()
             await apply(nil)
             return
         }
-        guard link.listener == nil, !link.reconnect.pending else { return }
+        guard link.bus.mayConnect else { return }
         let continuation = self.continuation
         let signals = NetworkManagerSignals { continuation.yield(.networkManager($0)) }
         do throws(BusError) {
-            link.listener = try await BusListener.open(
+            _ = try await link.bus.open(
                 bus, label: "fetchd-network-watcher",
                 setup: { connection throws(BusError) in try signals.install(on: connection) },
                 onClose: { continuation.yield(.closed($0)) })
             link.signals = signals
-            link.reconnect.connected()
             logger.debug("network: listening for NetworkManager on the \(bus)")
-            link.outageLogged = false
         } catch {
-            logOutage(&link, "cannot follow NetworkManager on the \(bus) (\(error))")
-            scheduleRetry(&link, group: &group)
+            failed(&link, "cannot follow NetworkManager on the \(bus) (\(error))", group: &group)
         }
     }
 
     /// NetworkManager appeared: read its properties through the listener's queue.
     private func readState(_ link: inout Link) async {
-        guard let listener = link.listener, let signals = link.signals else { return }
+        guard let listener = link.bus.listener, let signals = link.signals else { return }
         do throws(BusError) {
             try await listener.perform { connection throws(BusError) in try signals.readState(on: connection) }
         } catch {
@@ -145,19 +138,12 @@ final class NetworkWatcher: Service, Sendable {
         }
     }
 
-    /// Logs the first failure of an outage at info level (network_metered then decides), the
-    /// retries at debug level.
-    private func logOutage(_ link: inout Link, _ problem: String) {
-        if link.outageLogged {
-            logger.debug("network: \(problem)")
-        } else {
-            logger.info("network: \(problem); network_metered decides until it is back, retrying")
-            link.outageLogged = true
-        }
-    }
-
-    private func scheduleRetry(_ link: inout Link, group: inout DiscardingTaskGroup) {
+    /// Logs a failure to reach the bus (the first of an outage at info level: network_metered
+    /// then decides) and retries later.
+    private func failed(_ link: inout Link, _ problem: String, group: inout DiscardingTaskGroup) {
         let continuation = self.continuation
-        link.reconnect.schedule(in: &group) { continuation.yield(.retry) }
+        link.bus.failed(problem, logger: logger, prefix: "network", firstLog: {
+            logger.info("network: \($0); network_metered decides until it is back, retrying")
+        }, in: &group) { continuation.yield(.retry) }
     }
 }

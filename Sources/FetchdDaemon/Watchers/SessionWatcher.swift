@@ -50,10 +50,8 @@ final class SessionWatcher: Service, Sendable {
 
     /// What the run loop keeps between events.
     private struct Link {
-        var listener: BusListener?
-        var reconnect = BusReconnect()
-        /// Whether the current outage (no bus, no logind) has been logged already.
-        var busWarned = false
+        var bus = BusLink()
+        /// Whether logind's absence has been logged already.
         var logindWarned = false
     }
 
@@ -68,19 +66,18 @@ final class SessionWatcher: Service, Sendable {
                 for await event in events {
                     switch event {
                     case .refresh, .retry:
-                        if case .retry = event { link.reconnect.pending = false }
+                        if case .retry = event { link.bus.retryDue() }
                         await connectIfWanted(&link, group: &group)
                     case .closed(let error):
-                        link.listener = nil
-                        warnOutage(&link, "the system bus connection closed (\(error))")
-                        scheduleRetry(&link, group: &group)
+                        link.bus.lost()
+                        failed(&link, "the system bus connection closed (\(error))", group: &group)
                     case .logind(.present(let present)):
                         logindPresence(present, &link)
                     case .logind(.use(let what)):
                         await record(what)
                     }
                 }
-                link.listener?.close()
+                _ = link.bus.leave()
                 group.cancelAll()
             }
         } onGracefulShutdown: { [continuation] in
@@ -95,46 +92,35 @@ final class SessionWatcher: Service, Sendable {
 
     private func connectIfWanted(_ link: inout Link, group: inout DiscardingTaskGroup) async {
         guard await !optedIn().isEmpty else {
-            if let listener = link.listener {
-                listener.close()
+            if link.bus.leave() {
                 logger.info("usage source \"session\": no handler uses it any more; left the \(bus)")
             }
             link = Link()
             return
         }
-        guard link.listener == nil, !link.reconnect.pending else { return }
+        guard link.bus.mayConnect else { return }
         let continuation = self.continuation
         let signals = LogindSignals { continuation.yield(.logind($0)) }
         do throws(BusError) {
-            link.listener = try await BusListener.open(
+            let again = try await link.bus.open(
                 bus, label: "fetchd-session-watcher", setup: { connection throws(BusError) in try signals.install(on: connection) },
                 onClose: { continuation.yield(.closed($0)) })
-            link.reconnect.connected()
-            if link.busWarned {
+            if again {
                 logger.notice("usage source \"session\": connected to the \(bus) again")
-                link.busWarned = false
             } else {
                 logger.info("usage source \"session\": watching logind's signals on the \(bus)")
             }
         } catch {
-            warnOutage(&link, "cannot watch logind on the \(bus) (\(error))")
-            scheduleRetry(&link, group: &group)
+            failed(&link, "cannot watch logind on the \(bus) (\(error))", group: &group)
         }
     }
 
-    /// Logs the first failure of an outage as a warning, the next ones (retries) at debug level.
-    private func warnOutage(_ link: inout Link, _ problem: String) {
-        if link.busWarned {
-            logger.debug("usage source \"session\": \(problem)")
-        } else {
-            logger.warning("usage source \"session\": \(problem); no session uses are recorded until it is back, retrying")
-            link.busWarned = true
-        }
-    }
-
-    private func scheduleRetry(_ link: inout Link, group: inout DiscardingTaskGroup) {
+    /// Logs a failure to reach the bus (the first of an outage as a warning) and retries later.
+    private func failed(_ link: inout Link, _ problem: String, group: inout DiscardingTaskGroup) {
         let continuation = self.continuation
-        link.reconnect.schedule(in: &group) { continuation.yield(.retry) }
+        link.bus.failed(problem, logger: logger, prefix: "usage source \"session\"", firstLog: {
+            logger.warning("usage source \"session\": \($0); no session uses are recorded until it is back, retrying")
+        }, in: &group) { continuation.yield(.retry) }
     }
 
     private func logindPresence(_ present: Bool, _ link: inout Link) {
