@@ -20,7 +20,7 @@ public struct PendingVersion: Sendable {
 /// What `SnapshotStore.prepare` found.
 public enum PreparedVersion: Sendable {
     /// The content is byte-identical to `latest`; the staged file is already removed.
-    case unchanged(SnapshotMetadata)
+    case unchanged(LatestVersion)
     /// New content, to be committed.
     case pending(PendingVersion)
 }

@@ -33,7 +33,7 @@ extension SnapshotStore {
         }
         let (digest, bytes) = try knownDigest.flatMap { $0.bytes == Int(info.st_size) ? $0 : nil }
             ?? FileDigest.sha256(ofFile: stagedFile)
-        let previous = currentVersion.value(orRead: { self.currentVersion(of: handler) }).flatMap { latest(of: handler, version: $0) }
+        let previous = currentVersion.value(orRead: { self.currentVersion(of: handler) }).flatMap { known(of: handler, version: $0) }
         if let previous, previous.sha256 == digest, previous.bytes == bytes {
             discard(stagedFile: stagedFile)
             return .unchanged(previous)
@@ -168,7 +168,7 @@ extension SnapshotStore {
             throw error
         }
         recordInLedger(pending.handler, version: version, bytes: pending.metadata.bytes + pending.metadataBytes)
-        latestKnown.withLock { $0[pending.handler] = pending.metadata }
+        latestKnown.withLock { $0[pending.handler] = LatestVersion(pending.metadata) }
     }
 
     /// `syncfs` on the cache's file system: one flush for everything written since the last.

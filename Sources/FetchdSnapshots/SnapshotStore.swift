@@ -38,7 +38,7 @@ public final class SnapshotStore: Sendable {
         /// A new version was written and is now `latest`.
         case written(SnapshotMetadata)
         /// The content is byte-identical to `latest`; nothing was written.
-        case unchanged(SnapshotMetadata)
+        case unchanged(LatestVersion)
     }
 
     /// The cache directory.
@@ -48,8 +48,8 @@ public final class SnapshotStore: Sendable {
     /// The size of every version on disk, kept in step with commits and deletions so that the
     /// cache cap costs nothing per commit (a scan per commit made a wake quadratic).
     let ledger: Mutex<VersionLedger>
-    /// The metadata of each handler's `latest`, as last read or written.
-    let latestKnown = Mutex<[String: SnapshotMetadata]>([:])
+    /// What the fetch path needs of each handler's `latest`, as last read or written (`known`).
+    let latestKnown = Mutex<[String: LatestVersion]>([:])
     /// This process's hold on the cache: no other fetchd clears `.staging` under its fetches.
     private let lock: CacheLock
     /// Where fetches in progress stage their version folders (`<cache>/.staging`, 0700).
@@ -148,23 +148,31 @@ public final class SnapshotStore: Sendable {
         if let folder = stagingFolder(of: stagedFile), rmdir(folder) != 0, errno == ENOTEMPTY { removeTree(folder) }
     }
 
-    /// The newest snapshot's metadata, or nil when the handler has none.
+    /// The newest snapshot's metadata, or nil when the handler has none; read from its
+    /// `meta.json` each time.
+    public func latest(of handler: String) -> SnapshotMetadata? {
+        currentVersion(of: handler).flatMap { metadata(of: handler, version: $0) }
+    }
+
+    /// The metadata in `handler`'s version `version`, or nil.
+    func metadata(of handler: String, version: String) -> SnapshotMetadata? {
+        guard let data = FileManager.default.contents(atPath: "\(directory(of: handler))/versions/\(version)/meta.json")
+        else { return nil }
+        return try? SnapshotMetadata.decode(data)
+    }
+
+    /// What the fetch path needs of `handler`'s version `current`, which the caller has just
+    /// read from `latest` (`currentVersion(of:)`): one readlink per fetch, not one per question.
     ///
     /// Decoded once per version and remembered: every fetch asks (for its validators and to spot
     /// unchanged content). `latest` is read each time, so a cache changed behind fetchd's back
     /// is still seen.
-    public func latest(of handler: String) -> SnapshotMetadata? {
-        currentVersion(of: handler).flatMap { latest(of: handler, version: $0) }
-    }
-
-    /// The metadata of `handler`'s version `current`, which the caller has just read from
-    /// `latest` (`currentVersion(of:)`): one readlink per fetch, not one per question.
-    public func latest(of handler: String, version current: String) -> SnapshotMetadata? {
+    public func known(of handler: String, version current: String) -> LatestVersion? {
         if let known = latestKnown.withLock({ $0[handler] }), known.version == current { return known }
-        guard let data = FileManager.default.contents(atPath: "\(directory(of: handler))/versions/\(current)/meta.json"),
-              let metadata = try? SnapshotMetadata.decode(data) else { return nil }
-        latestKnown.withLock { $0[handler] = metadata }
-        return metadata
+        guard let metadata = metadata(of: handler, version: current) else { return nil }
+        let known = LatestVersion(metadata)
+        latestKnown.withLock { $0[handler] = known }
+        return known
     }
 
     /// Version directory names of `handler`, oldest first.

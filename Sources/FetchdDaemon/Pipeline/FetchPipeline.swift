@@ -134,9 +134,9 @@ final class FetchPipeline: Sendable {
                     state known: Lookup<HandlerState> = .unread) -> [String: String] {
         guard handler.kind != .exec else { return [:] }
         let latest = current.value(orRead: { snapshots.currentVersion(of: handler.name) }).flatMap {
-            snapshots.latest(of: handler.name, version: $0)
+            snapshots.known(of: handler.name, version: $0)
         }
-        guard latest?.details["request_url"] == handler.url,
+        guard latest?.requestURL == handler.url,
               let saved = known.value(orRead: { (try? state.state(of: handler.name)) ?? nil }) else { return [:] }
         var validators: [String: String] = [:]
         validators[HTTPHandler.etagKey] = saved.etag
