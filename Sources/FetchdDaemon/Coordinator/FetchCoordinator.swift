@@ -70,9 +70,7 @@ public actor FetchCoordinator {
         // A bounded window of tasks, not one per due handler: ten thousand due handlers would
         // otherwise hold ten thousand suspended tasks.
         let window = 2 * (config.daemon.maxConcurrent + config.daemon.httpMaxTransfers)
-        let handlers = wake.handlers
-        return await WakeQueue.run(wake.queue, width: window) { index in
-            let handler = handlers[index]
+        return await WakeQueue.run(wake.queue, width: window) { handler in
             // A scheduled fetch of a handler planned from its usage ran for a predicted use.
             let cause = trigger == .timer && handler.learnsUsage ? FetchTrigger.usage : trigger
             return await self.fetch(handler, trigger: cause, state: .read(wake.states[handler.name]),
@@ -81,10 +79,8 @@ public actor FetchCoordinator {
     }
 
     /// The handlers a wake at `now` runs, in the order it starts them, each taken by the wake;
-    /// nil when none is due. The queue holds their places in `handlers` (the configuration in
-    /// force), not copies: a handler's configuration is 600 bytes, 6 MB for a wake of 10,000.
-    private func takeDue(now: Date) -> (queue: [Int], handlers: [HandlerConfig], states: [String: HandlerState],
-                                        pushes: [String: PendingPush])? {
+    /// nil when none is due.
+    private func takeDue(now: Date) -> (queue: [HandlerConfig], states: [String: HandlerState], pushes: [String: PendingPush])? {
         let states = schedulingStates(now: now)
         refreshPower()
         let globalUse = globalBudgetUse(now: now)
@@ -111,10 +107,7 @@ public actor FetchCoordinator {
         for handler in due { runtime[handler.name, default: HandlerRuntime()].takenByWake = true }
         // Hosts interleaved, so the window never fills with the fetches of one host waiting for
         // that host's slots.
-        let handlers = config.handlers
-        let place = Dictionary(handlers.indices.map { (handlers[$0].name, $0) }, uniquingKeysWith: { first, _ in first })
-        let queue = WakeQueue.interleavedByHost(due.compactMap { place[$0.name] }) { self.pipeline.slot(for: handlers[$0]).1 }
-        return (queue, handlers, states, pushes)
+        return (WakeQueue.interleavedByHost(due, key: { self.pipeline.slot(for: $0).1 }), states, pushes)
     }
 
     /// When the scheduler should wake next. Deferred handlers (conditions unmet) do not count:

@@ -3,12 +3,11 @@ import FetchdState
 
 /// The order a wake starts its due handlers in, and the window of tasks it runs them with.
 enum WakeQueue {
-    /// Runs `body` for each of `handlers` (the handlers or their places in the config), at most
-    /// `width` at once, and returns the records.
+    /// Runs `body` for each of `handlers`, at most `width` at once, and returns the records.
     /// Off the coordinator: the window's bookkeeping (a finished fetch, the next one added)
     /// would otherwise queue for the actor once per fetch, behind the fetches' own work on it.
-    static func run<Handler: Sendable>(_ handlers: [Handler], width: Int,
-                                       _ body: @escaping @Sendable (Handler) async -> FetchRecord) async -> [FetchRecord] {
+    static func run(_ handlers: [HandlerConfig], width: Int,
+                                      _ body: @escaping @Sendable (HandlerConfig) async -> FetchRecord) async -> [FetchRecord] {
         await withTaskGroup(of: FetchRecord.self) { group in
             var next = handlers.makeIterator()
             for _ in 0..<width {
@@ -28,15 +27,15 @@ enum WakeQueue {
     /// `handlers` reordered so that consecutive ones belong to different hosts where possible
     /// (round robin over hosts, each host's handlers in config order); exec handlers count as
     /// one more "host".
-    static func interleavedByHost<Handler>(_ handlers: [Handler], key: (Handler) -> String) -> [Handler] {
-        var byKey: [String: [Handler]] = [:]
+    static func interleavedByHost(_ handlers: [HandlerConfig], key: (HandlerConfig) -> String) -> [HandlerConfig] {
+        var byKey: [String: [HandlerConfig]] = [:]
         var keys: [String] = []
         for handler in handlers {
             let key = key(handler)
             if byKey[key] == nil { keys.append(key) }
             byKey[key, default: []].append(handler)
         }
-        var result: [Handler] = []
+        var result: [HandlerConfig] = []
         result.reserveCapacity(handlers.count)
         var round = 0
         while !keys.isEmpty {
