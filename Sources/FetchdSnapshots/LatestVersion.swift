@@ -1,8 +1,7 @@
 /// What the fetch path needs to know of a handler's latest version, kept in memory for every
 /// handler (`SnapshotStore.known(of:version:)`): whether new content is the same, and which
-/// URL the stored validators belong to. The whole metadata was kept before, and its details
-/// (the response's headers, a dozen strings) made it a kilobyte a handler: 10 MB of a wake of
-/// 10,000 handlers.
+/// URL the stored validators belong to. Not the whole metadata: its details (the response's
+/// headers, a dozen strings) make it a kilobyte a handler, 10 MB for 10,000 handlers.
 public struct LatestVersion: Sendable, Equatable {
     /// The version's folder name.
     public let version: String

@@ -57,14 +57,13 @@ extension StateStore {
     /// The history table keyed by (handler, id), without a rowid, so that each handler's rows
     /// share pages with each other only.
     ///
-    /// Kept in rowid order, the rows of all handlers were interleaved by time: trimming a
-    /// handler's oldest row left a hole in a page that other handlers' rows kept alive, and a
-    /// handler fetched once a day pinned a page per row for as long as it kept its 1,000. The file
-    /// grew with the spread of the handlers' rates, not with the rows kept (a soak of 200
-    /// handlers grew by 2 MB an hour with the row count fixed). Clustered by handler, trimming
-    /// frees the front of the handler's own run of pages and inserting fills its end, so the
-    /// file's size follows the rows kept. The ids stay unique across handlers, handed out from
-    /// `fetch_history_sequence` (a table without rowid cannot autoincrement).
+    /// In rowid order the rows of all handlers interleave by time: trimming a handler's oldest
+    /// row leaves a hole in a page that other handlers' rows keep alive, and a handler fetched
+    /// once a day pins a page per row for as long as it keeps its 1,000, so the file's size
+    /// follows the spread of the handlers' rates rather than the rows kept. Clustered by
+    /// handler, trimming frees the front of the handler's own run of pages and inserting fills
+    /// its end, so the file's size follows the rows kept. The ids stay unique across handlers,
+    /// handed out from `fetch_history_sequence` (a table without rowid cannot autoincrement).
     private static func registerClusteredHistoryMigration(_ migrator: inout DatabaseMigrator) {
         migrator.registerMigration("v6: history clustered by handler") { db in
             let lastID = try Int64.fetchOne(db, sql: """
