@@ -134,7 +134,7 @@ public struct ScatteredUse: Sendable {
     /// scattered profile, times the learned risk of a use by the time since the latest one
     /// (`gapRisk`) unless `withGapRisk` is false. Local time as in `UsageModel.forecast`.
     public func forecast(from start: Date, bins: Int, localOffset: (@Sendable (Date) -> Int)? = nil,
-                                  withGapRisk: Bool = true) -> [Double] {
+                         withGapRisk: Bool = true) -> [Double] {
         guard let latest = model.sessions.last else { return Array(repeating: 0, count: bins) }
         let profile = profile(at: start)
         let risk = withGapRisk ? gapRisk(profile: profile, at: start)

@@ -60,7 +60,7 @@ public struct PushLedger: Sendable {
     /// coalesced into the pending push (its data replaces the older data), due when the window
     /// next has room. Either way the push is on disk before the caller answers it.
     public func admit(of handler: String, data: String?, at now: Date, limit: PushLimit,
-                          owner: String) throws -> PushAdmission {
+                      owner: String) throws -> PushAdmission {
         try pool.write { db in
             let previous = try Self.pendingPush(of: handler, in: db)
             // `received_at` tells a pending push from the one that replaced it (`finish`), to

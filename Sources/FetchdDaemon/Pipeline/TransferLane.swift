@@ -40,7 +40,7 @@ final class TransferLane: Sendable {
     /// download holds up nothing else.
     @concurrent
     static func download(_ transfer: BackgroundTransfer, files: BackgroundTransfer.Files, pause: PauseSwitch,
-                                 board: TransferBoard, name: String) async -> BackgroundTransfer.Outcome {
+                         board: TransferBoard, name: String) async -> BackgroundTransfer.Outcome {
         await withTaskGroup(of: BackgroundTransfer.Outcome?.self) { group in
             group.addTask { await transfer.run(files: files) { board.attach(name, progress: $0) } }
             group.addTask {
@@ -78,7 +78,7 @@ final class TransferLane: Sendable {
     /// Runs a transfer's `on_complete` with the published file's path appended (and in
     /// `FETCHD_SNAPSHOT`), under `Defaults.onCompleteTimeoutSeconds`; logs how it went.
     func runOnComplete(_ command: [String], handler: HandlerConfig, path: String, trigger: FetchTrigger,
-                               daemon: DaemonConfig) async {
+                       daemon: DaemonConfig) async {
         var program = HandlerFactory.makeExec(handler, command: command + [path], daemon: daemon)
         program.environment["FETCHD_SNAPSHOT"] = path
         program.writesSnapshot = false
