@@ -80,8 +80,9 @@ public struct Daemon {
         let scheduler = SchedulerService(
             coordinator: coordinator, logger: logger,
             afterWork: {
-                notifier.status(await coordinator.statusLine())
-                planned.plan(await coordinator.nextPlannedFetch())
+                let (line, next) = await coordinator.statusLineAndNextFetch()
+                notifier.status(line)
+                planned.plan(next)
             },
             onStopping: { notifier.stopping() },
             systemdWake: { planned.activeTimerDate() })

@@ -18,6 +18,13 @@ extension FetchCoordinator {
     /// The next time a handler becomes eligible, if any is in the future (no heartbeat cap).
     public func nextPlannedFetch(now: Date = Date()) -> Date? { statusView(now: now).nextPlannedFetch() }
 
+    /// `statusLine` and `nextPlannedFetch` from one look (after each wake: one read of the
+    /// states and pushes, not two).
+    public func statusLineAndNextFetch(now: Date = Date()) -> (line: String, next: Date?) {
+        let view = statusView(now: now)
+        return (view.line(), view.nextPlannedFetch())
+    }
+
     /// What the reports are made from, as the coordinator sees it at `now`.
     func statusView(now: Date) -> StatusView {
         let states = schedulingStates(now: now)

@@ -14,9 +14,6 @@ extension FetchCoordinator {
         case recorded(next: FetchPlanner.Decision?)
     }
 
-    /// Reads the planner's inputs from the state database.
-    nonisolated var planning: UsagePlanning { UsagePlanning(state: state) }
-
     /// Records a use of `name`'s content (durably) and plans its next fetch again.
     public func recordUse(_ name: String, source: HandlerConfig.UsageSource, at date: Date = Date()) -> UseOutcome {
         guard let handler = config.handler(named: name) else { return .unknownHandler }
@@ -38,13 +35,13 @@ extension FetchCoordinator {
 
     /// A fresh decision, not the kept one (`UsagePlanning.decide`).
     func decide(_ handler: HandlerConfig, now: Date) -> (decision: FetchPlanner.Decision, floor: Date) {
-        planning.decide(handler, now: now)
+        plans.planning.decide(handler, now: now)
     }
 
     /// What `fetchctl usage NAME` shows; nil when no such handler is loaded.
     public func usageReport(of name: String, now: Date = Date()) -> UsageReport? {
         guard let handler = config.handler(named: name) else { return nil }
-        return planning.report(of: handler, now: now, planned: { plannedFetch(handler, now: now) })
+        return plans.planning.report(of: handler, now: now, planned: { plannedFetch(handler, now: now) })
     }
 
     /// Planned times of the learning handlers, for the scheduler, held back by the shared
@@ -59,7 +56,7 @@ extension FetchCoordinator {
     }
 
     /// How much of `global_budget` is used, when one is set.
-    func globalBudgetUse(now: Date) -> UsagePlanning.GlobalBudgetUse? { planning.globalBudgetUse(config, now: now) }
+    func globalBudgetUse(now: Date) -> UsagePlanning.GlobalBudgetUse? { plans.planning.globalBudgetUse(config, now: now) }
 
     /// When `global_budget` allows the next usage-planned fetch, if it is spent now.
     func globalBudgetFloor(now: Date) -> Date? { UsagePlanning.floor(of: globalBudgetUse(now: now)) }
