@@ -159,29 +159,6 @@ public struct SnapshotMetadata: Codable, Sendable, Equatable {
     /// written again is the same text. Not Foundation's ISO-8601 style, which reads dates before
     /// 1582 in the Julian calendar and accepts text after the time. Nil for anything else.
     static func isoDate(_ text: String) -> Date? {
-        let bytes = Array(text.utf8)
-        guard (20...30).contains(bytes.count), bytes.last == UInt8(ascii: "Z") else { return nil }
-        func number(_ range: Range<Int>) -> Int? {
-            var value = 0
-            for byte in bytes[range] {
-                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
-                value = value * 10 + Int(byte - UInt8(ascii: "0"))
-            }
-            return value
-        }
-        let separators: [(Int, Character)] = [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":")]
-        guard separators.allSatisfy({ bytes[$0.0] == $0.1.asciiValue }),
-              let year = number(0..<4), (1...9999).contains(year), let month = number(5..<7), (1...12).contains(month),
-              let day = number(8..<10), (1...31).contains(day), let hour = number(11..<13), (0...23).contains(hour),
-              let minute = number(14..<16), (0...59).contains(minute), let second = number(17..<19), (0...59).contains(second)
-        else { return nil }
-        var fraction = 0.0
-        if bytes.count > 20 {
-            guard bytes[19] == UInt8(ascii: "."), bytes.count > 21, let digits = number(20..<(bytes.count - 1)) else { return nil }
-            fraction = Double(digits) / pow(10, Double(bytes.count - 21))
-        }
-        guard let seconds = UTCTime.seconds(year: year, month: month, day: day, hour: hour, minute: minute,
-                                            second: second) else { return nil }
-        return Date(timeIntervalSince1970: Double(seconds) + fraction)
+        UTCTime.secondsSince1970(reading: text, separator: "T", suffix: "Z").map(Date.init(timeIntervalSince1970:))
     }
 }

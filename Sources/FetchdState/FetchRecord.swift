@@ -30,6 +30,11 @@ public struct FetchRecord: Codable, Sendable, Equatable, FetchableRecord, TableR
     /// The database table.
     public static let databaseTableName = "fetch_history"
 
+    /// Times as fetchd stores them, read without ICU (`StoredDate`).
+    public static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy {
+        .custom(StoredDate.date(from:))
+    }
+
     /// Creates a record.
     public init(handler: String, startedAt: Date, finishedAt: Date, result: FetchResult, trigger: FetchTrigger,
                 bytes: Int? = nil, sha256: String? = nil, version: String? = nil) {
@@ -82,6 +87,16 @@ public struct HandlerState: Codable, Sendable, Equatable, FetchableRecord, Persi
 
     /// The database table.
     public static let databaseTableName = "handler_state"
+
+    /// Times as fetchd stores them, read without ICU (`StoredDate`).
+    public static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy {
+        .custom(StoredDate.date(from:))
+    }
+
+    /// Times written in the same text, without ICU.
+    public static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy {
+        .custom { StoredDate.text($0) }
+    }
 
     /// A handler that has never been fetched.
     public init(name: String) {

@@ -101,7 +101,7 @@ public struct PushLedger: Sendable {
     public func finish(_ push: PendingPush) throws {
         try pool.write { db in
             try db.execute(sql: "DELETE FROM push_pending WHERE handler = ? AND received_at = ?",
-                           arguments: [push.handler, StateStore.text(push.receivedAt)])
+                           arguments: [push.handler, StoredDate.text(push.receivedAt)])
         }
     }
 
@@ -115,8 +115,8 @@ public struct PushLedger: Sendable {
     /// When the push fetches of `handler` since `date` were counted, oldest first.
     public func times(of handler: String, since date: Date) throws -> [Date] {
         try pool.read { db in
-            try Date.fetchAll(db, sql: "SELECT at FROM push_event WHERE handler = ? AND at >= ? ORDER BY at",
-                              arguments: [handler, StateStore.text(date)])
+            try StoredDate.fetchAll(db, sql: "SELECT at FROM push_event WHERE handler = ? AND at >= ? ORDER BY at",
+                              arguments: [handler, StoredDate.text(date)])
         }
     }
 
@@ -124,17 +124,17 @@ public struct PushLedger: Sendable {
     /// when the oldest push that keeps the window full leaves it.
     private static func nextRoom(of handler: String, at now: Date, limit: PushLimit, in db: Database) throws -> Date? {
         let windowStart = now.addingTimeInterval(-limit.windowSeconds)
-        let times = try Date.fetchAll(db, sql: "SELECT at FROM push_event WHERE handler = ? AND at > ? ORDER BY at",
-                                      arguments: [handler, StateStore.text(windowStart)])
+        let times = try StoredDate.fetchAll(db, sql: "SELECT at FROM push_event WHERE handler = ? AND at > ? ORDER BY at",
+                                      arguments: [handler, StoredDate.text(windowStart)])
         guard times.count >= limit.count else { return nil }
         return times[times.count - limit.count].addingTimeInterval(limit.windowSeconds)
     }
 
     /// Counts a push fetch of `handler` at `now`, forgetting those older than the longest window.
     private static func count(_ handler: String, at now: Date, in db: Database) throws {
-        try db.execute(sql: "INSERT INTO push_event (handler, at) VALUES (?, ?)", arguments: [handler, StateStore.text(now)])
+        try db.execute(sql: "INSERT INTO push_event (handler, at) VALUES (?, ?)", arguments: [handler, StoredDate.text(now)])
         try db.execute(sql: "DELETE FROM push_event WHERE handler = ? AND at < ?",
-                       arguments: [handler, StateStore.text(now.addingTimeInterval(-PushLimit.maxWindowSeconds))])
+                       arguments: [handler, StoredDate.text(now.addingTimeInterval(-PushLimit.maxWindowSeconds))])
     }
 
     private static func save(_ pending: PendingPush, in db: Database) throws {
@@ -142,7 +142,7 @@ public struct PushLedger: Sendable {
             INSERT INTO push_pending (handler, due_at, data, received_at, pushes, owner) VALUES (?, ?, ?, ?, ?, ?)
             ON CONFLICT(handler) DO UPDATE SET due_at = excluded.due_at, data = excluded.data,
                 received_at = excluded.received_at, pushes = excluded.pushes, owner = excluded.owner
-            """, arguments: [pending.handler, StateStore.text(pending.dueAt), pending.data, StateStore.text(pending.receivedAt), pending.pushes,
+            """, arguments: [pending.handler, StoredDate.text(pending.dueAt), pending.data, StoredDate.text(pending.receivedAt), pending.pushes,
                             pending.owner])
     }
 
@@ -150,8 +150,9 @@ public struct PushLedger: Sendable {
         try Row.fetchOne(db, sql: "SELECT * FROM push_pending WHERE handler = ?", arguments: [handler]).map(pendingPush(from:))
     }
 
-    private static func pendingPush(from row: Row) -> PendingPush {
-        PendingPush(handler: row["handler"], dueAt: row["due_at"], data: row["data"], receivedAt: row["received_at"],
+    private static func pendingPush(from row: Row) throws -> PendingPush {
+        PendingPush(handler: row["handler"], dueAt: try StoredDate.date(in: row, "due_at"), data: row["data"],
+                    receivedAt: try StoredDate.date(in: row, "received_at"),
                     pushes: row["pushes"], owner: row["owner"])
     }
 }

@@ -117,7 +117,7 @@ public final class StateStore: Sendable {
                                with statements: InsertStatements) throws -> FetchRecord {
         var fetch = pending.fetch
         fetch.id = id
-        let (started, finished) = (Self.text(fetch.startedAt), Self.text(fetch.finishedAt))
+        let (started, finished) = (StoredDate.text(fetch.startedAt), StoredDate.text(fetch.finishedAt))
         try statements.history.execute(arguments: [
             fetch.handler, id, started, finished, fetch.durationMilliseconds, fetch.result,
             fetch.reason, fetch.trigger, fetch.bytes, fetch.sha256, fetch.version,
@@ -126,19 +126,11 @@ public final class StateStore: Sendable {
         try statements.state.execute(arguments: [
             fetch.handler, started, failed ? nil : finished, fetch.result, fetch.reason, failed ? 1 : 0,
             pending.validators?.etag, pending.validators?.lastModified,
-            fetch.result == FetchResult.newData.name ? 1 : 0, pending.notBefore.map(Self.text),
+            fetch.result == FetchResult.newData.name ? 1 : 0, pending.notBefore.map(StoredDate.text),
             pending.validators == nil ? 0 : 1,
         ])
         try statements.trim.execute(arguments: [fetch.handler, fetch.handler, historyLimit])
         return fetch
-    }
-
-    /// A date as GRDB stores it (`2026-11-21 08:30:12.345`, UTC), formatted without ICU: GRDB's
-    /// own DateFormatter was a visible share of recording a wake's results.
-    static func text(_ date: Date) -> String {
-        var text = DigitText(capacity: 23)
-        text.appendUTC(secondsSince1970: date.timeIntervalSince1970, separator: " ")
-        return text.text
     }
 
     /// One recorded use of a handler's content.
@@ -172,9 +164,9 @@ public final class StateStore: Sendable {
     public func recordUse(of handler: String, at date: Date, utcOffsetSeconds: Int, source: String) throws {
         try pool.write { db in
             try db.execute(sql: "INSERT INTO usage_event (handler, at, utc_offset_seconds, source) VALUES (?, ?, ?, ?)",
-                           arguments: [handler, Self.text(date), utcOffsetSeconds, source])
+                           arguments: [handler, StoredDate.text(date), utcOffsetSeconds, source])
             try db.execute(sql: "DELETE FROM usage_event WHERE handler = ? AND at < ?",
-                           arguments: [handler, Self.text(date.addingTimeInterval(-Self.usageMemorySeconds))])
+                           arguments: [handler, StoredDate.text(date.addingTimeInterval(-Self.usageMemorySeconds))])
         }
     }
 
@@ -186,8 +178,10 @@ public final class StateStore: Sendable {
     private static func uses(of handler: String, since date: Date, in db: Database) throws -> [UsageRecord] {
         try Row.fetchAll(
             db, sql: "SELECT at, utc_offset_seconds, source FROM usage_event WHERE handler = ? AND at >= ? ORDER BY at, id",
-            arguments: [handler, text(date)]
-        ).map { row in UsageRecord(at: row["at"], utcOffsetSeconds: row["utc_offset_seconds"], source: row["source"]) }
+            arguments: [handler, StoredDate.text(date)]
+        ).map { row in
+            UsageRecord(at: try StoredDate.date(in: row, "at"), utcOffsetSeconds: row["utc_offset_seconds"], source: row["source"])
+        }
     }
 
     /// The uses of `handler` recorded in the database at `path`, opened read-only (for
@@ -204,15 +198,15 @@ public final class StateStore: Sendable {
         guard !handlers.isEmpty else { return [] }
         let marks = Array(repeating: "?", count: handlers.count).joined(separator: ", ")
         return try pool.read { db in
-            try Date.fetchAll(db, sql: "SELECT started_at FROM fetch_history WHERE started_at >= ? AND handler IN (\(marks)) ORDER BY started_at",
-                              arguments: StatementArguments([Self.text(date)] + handlers))
+            try StoredDate.fetchAll(db, sql: "SELECT started_at FROM fetch_history WHERE started_at >= ? AND handler IN (\(marks)) ORDER BY started_at",
+                              arguments: StatementArguments([StoredDate.text(date)] + handlers))
         }
     }
 
     /// When the newest `limit` fetches of `handler` started, oldest first (the planner's budget).
     public func recentAttempts(of handler: String, limit: Int) throws -> [Date] {
         try pool.read { db in
-            try Date.fetchAll(db, sql: "SELECT started_at FROM fetch_history WHERE handler = ? ORDER BY id DESC LIMIT ?",
+            try StoredDate.fetchAll(db, sql: "SELECT started_at FROM fetch_history WHERE handler = ? ORDER BY id DESC LIMIT ?",
                               arguments: [handler, limit]).reversed()
         }
     }

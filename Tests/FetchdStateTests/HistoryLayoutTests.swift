@@ -58,8 +58,8 @@ struct HistoryLayoutTests {
                     try db.execute(sql: """
                         INSERT INTO fetch_history (id, handler, started_at, finished_at, duration_ms, result, trigger)
                         VALUES (?, ?, ?, ?, 10, 'noData', 'timer')
-                        """, arguments: [id, handler, StateStore.text(fetch(handler, at: Double(id)).startedAt),
-                                         StateStore.text(fetch(handler, at: Double(id)).finishedAt)])
+                        """, arguments: [id, handler, StoredDate.text(fetch(handler, at: Double(id)).startedAt),
+                                         StoredDate.text(fetch(handler, at: Double(id)).finishedAt)])
                 }
                 try db.execute(sql: "DELETE FROM fetch_history WHERE id >= 4")
             }

@@ -1,5 +1,6 @@
 @testable import FetchdState
 import Foundation
+import GRDB
 import Testing
 
 /// Timestamps as the state database stores them (GRDB's text format, UTC), written by hand for
@@ -12,7 +13,30 @@ struct TimestampTextTests {
         (-62_135_596_800, "0001-01-01 00:00:00.000"),
     ])
     func utcToTheMillisecond(seconds: Double, expected: String) {
-        #expect(StateStore.text(Date(timeIntervalSince1970: seconds)) == expected)
+        #expect(StoredDate.text(Date(timeIntervalSince1970: seconds)) == expected)
+    }
+
+    /// Read back to the same millisecond, and written again as the same text.
+    @Test(arguments: ["2026-11-20 08:30:12.345", "1970-01-01 00:00:01.000", "1969-12-31 23:59:59.750",
+                      "0001-01-01 00:00:00.000", "2024-02-29 23:59:59.999"])
+    func readsWhatItWrites(text: String) throws {
+        let date = try #require(StoredDate.date(from: text.databaseValue))
+        #expect(StoredDate.text(date) == text)
+    }
+
+    /// Shapes fetchd does not write but GRDB does read are read as GRDB reads them; text that is
+    /// no time is not a date.
+    @Test func otherShapesAsGRDBReadsThem() {
+        for value in ["2026-11-20 08:30", "2026-11-20T08:30:12", "2026-11-20"].map(\.databaseValue)
+            + [(1_795_163_412.5).databaseValue, (1_795_163_412).databaseValue] {
+            #expect(StoredDate.date(from: value) == Date.fromDatabaseValue(value), "\(value)")
+            #expect(StoredDate.date(from: value) != nil, "\(value)")
+        }
+        for text in ["2026-02-30 08:30:12.000", "2026-11-20 08:30:12.", "2026-11-20 24:00:00.000", "yesterday", ""] {
+            #expect(StoredDate.date(from: text.databaseValue) == Date.fromDatabaseValue(text.databaseValue), "\(text)")
+        }
+        #expect(StoredDate.date(from: .null) == nil)
+        #expect(StoredDate.date(from: "yesterday".databaseValue) == nil)
     }
 
     /// GRDB reads back what it is given (the rows' times come back as they were recorded).
