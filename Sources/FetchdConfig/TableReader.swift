@@ -16,6 +16,8 @@ struct TableReader {
     var handlerName: String?
     private(set) var diagnostics: [ConfigDiagnostic] = []
     private var consumed: Set<String> = []
+    /// How many of `consumed` the table has.
+    private var consumedPresent = 0
 
     init(table: TOMLTable, file: String, lines: TOMLLineIndex, section: TOMLLineIndex.Section, keyPrefix: String = "") {
         self.table = table
@@ -33,11 +35,12 @@ struct TableReader {
     }
 
     private mutating func value(_ key: String, required: Bool) -> TOMLValueConvertible? {
-        consumed.insert(key)
+        let firstAsked = consumed.insert(key).inserted
         guard let value = table[key] else {
             if required { report(nil, "required key \"\(keyPrefix + key)\" is missing") }
             return nil
         }
+        if firstAsked { consumedPresent += 1 }
         return value
     }
 
@@ -126,7 +129,11 @@ struct TableReader {
     }
 
     /// Records every key of the table that no accessor asked for: a typo must not pass silently.
+    /// The keys are listed only when the count says one is unknown: TOMLKit's `keys` leaks
+    /// every key it returns, once per table and load.
     mutating func reportUnknownKeys(known: [String]) {
+        let knownPresent = Set(known).filter { !consumed.contains($0) && table.contains(key: $0) }.count
+        guard table.count > consumedPresent + knownPresent else { return }
         for key in table.keys.sorted() where !consumed.contains(key) && !known.contains(key) {
             let suggestion = known.first(where: { Self.isNearMiss($0, key) }).map { "; did you mean \"\($0)\"?" } ?? ""
             report(key, "unknown key\(suggestion)")
