@@ -61,8 +61,8 @@ public struct Daemon {
     public func runOnce() async throws -> WakeReport {
         let coordinator = try openCoordinator()
         let before = WakeReport.Usage.atStart()
-        let records = await coordinator.runDue(trigger: .timer)
-        var report = WakeReport(records: records, before: before, after: .atEnd())
+        let tally = await coordinator.runDueCounting(trigger: .timer)
+        var report = WakeReport(tally: tally, before: before, after: .atEnd())
         // No later batch will carry results the database refused: one more try, or say so.
         report.unrecorded = await coordinator.pipeline.committer.flushUnrecorded()
         return report

@@ -85,7 +85,7 @@ struct FetchdCommand: AsyncParsableCommand {
                 let report = try await daemon.runOnce()
                 print(report.summary)
                 print(report.threadSummary)
-                throw ExitCode(report.failures == 0 && report.unrecorded == 0 ? 0 : 1)
+                throw ExitCode(report.tally.failures == 0 && report.unrecorded == 0 ? 0 : 1)
             }
             try await daemon.run()
         } catch let busy as CacheLock.Busy {

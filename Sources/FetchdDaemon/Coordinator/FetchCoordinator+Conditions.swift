@@ -38,10 +38,11 @@ extension FetchCoordinator {
 
     /// The due handlers whose conditions hold; the others are deferred (they stay due and run
     /// at the first wake after their conditions hold). Logs each deferral once, and its end.
-    func holdingConditions(_ due: [HandlerConfig]) -> [HandlerConfig] {
-        var ready: [HandlerConfig] = []
-        for handler in due {
-            let name = handler.name
+    /// `due` are places in `handlers`.
+    func holdingConditions(_ due: [Int], of handlers: [HandlerConfig]) -> [Int] {
+        var ready: [Int] = []
+        for index in due {
+            let handler = handlers[index], name = handler.name
             if let reason = unmetConditions(handler) {
                 if runtime[name]?.deferredReason != reason {
                     logger.info("\(name): deferred: \(reason)", metadata: ["handler": "\(name)"])
@@ -52,7 +53,7 @@ extension FetchCoordinator {
                     runtime[name]?.deferredReason = nil
                     logger.info("\(name): conditions hold again: fetching", metadata: ["handler": "\(name)"])
                 }
-                ready.append(handler)
+                ready.append(index)
             }
         }
         return ready

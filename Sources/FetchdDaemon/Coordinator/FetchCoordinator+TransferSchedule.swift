@@ -6,7 +6,7 @@ extension FetchCoordinator {
     /// Transfer handlers with a partial download waiting to resume, not running (or taken by a
     /// wake) now, and when each may resume (`TransferLane.resumeDates`).
     func transferResumeDates(states: [String: HandlerState], now: Date) -> [String: Date] {
-        let idle = config.handlers.filter { !isRunning($0.name) && !isTakenByWake($0.name) }
+        let idle = config.handlers.lazy.filter { !self.isRunning($0.name) && !self.isTakenByWake($0.name) }
         return pipeline.transfers.resumeDates(of: idle, states: states, now: now)
     }
 

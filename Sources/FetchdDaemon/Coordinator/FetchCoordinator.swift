@@ -63,14 +63,28 @@ public actor FetchCoordinator {
     /// Returns the records of the fetches it ran.
     @discardableResult
     public func runDue(trigger: FetchTrigger = .timer, now: Date = Date()) async -> [FetchRecord] {
+        await runWake(trigger: trigger, now: now, into: []) { $0.append($1) }
+    }
+
+    /// `runDue`, counting the fetches' results instead of keeping their records: the
+    /// scheduler's and `fetchd --once`'s wakes.
+    @discardableResult
+    public func runDueCounting(trigger: FetchTrigger = .timer, now: Date = Date()) async -> WakeTally {
+        await runWake(trigger: trigger, now: now, into: WakeTally()) { $0.add($1) }
+    }
+
+    private func runWake<Result: Sendable>(trigger: FetchTrigger, now: Date, into result: Result,
+                                           _ add: @Sendable (inout Result, FetchRecord) -> Void) async -> Result {
         // Chosen in a synchronous step of its own: a local lives to the end of its scope, and
-        // this scope ends with the wake, so the lists of handlers the choice goes through (in a
-        // wake of 10,000, three more copies of 10,000 configurations) would stay all wake long.
-        guard let wake = takeDue(now: now) else { return [] }
+        // this scope ends with the wake, so the lists the choice goes through would stay all
+        // wake long.
+        guard let wake = takeDue(now: now) else { return result }
         // A bounded window of tasks, not one per due handler: ten thousand due handlers would
         // otherwise hold ten thousand suspended tasks.
         let window = 2 * (config.daemon.maxConcurrent + config.daemon.httpMaxTransfers)
-        return await WakeQueue.run(wake.queue, width: window) { handler in
+        let handlers = wake.handlers
+        return await WakeQueue.run(wake.queue, width: window, into: result, add) { index in
+            let handler = handlers[index]
             // A scheduled fetch of a handler planned from its usage ran for a predicted use.
             let cause = trigger == .timer && handler.learnsUsage ? FetchTrigger.usage : trigger
             return await self.fetch(handler, trigger: cause, state: .read(wake.states[handler.name]),
@@ -78,44 +92,55 @@ public actor FetchCoordinator {
         }
     }
 
-    /// The handlers a wake at `now` runs, in the order it starts them, each taken by the wake;
-    /// nil when none is due.
-    private func takeDue(now: Date) -> (queue: [HandlerConfig], states: [String: HandlerState], pushes: [String: PendingPush])? {
+    /// The handlers a wake at `now` runs, each taken by the wake: `queue` holds their places in
+    /// `handlers` (the configuration the wake chose from, kept by it through a reload) in the
+    /// order it starts them. Places, not copies: in a wake of 10,000 each list of copies of
+    /// their configurations was 6 MB, and the choice went through four of them at once.
+    /// Nil when none is due.
+    private func takeDue(now: Date) -> (handlers: [HandlerConfig], queue: [Int], states: [String: HandlerState],
+                                        pushes: [String: PendingPush])? {
+        let handlers = config.handlers
         let states = schedulingStates(now: now)
         refreshPower()
         let globalUse = globalBudgetUse(now: now)
         let planned = plannedDates(now: now, globalUse: globalUse)
         // Handlers whose conditions (network, power) do not hold are deferred, not skipped: they
         // stay due, and a wake when the conditions change (or the next heartbeat) runs them.
-        var eligible = Scheduler.due(config.handlers, states: states, now: now, planned: planned, floors: plans.floors)
-            .filter { !isRunning($0.name) && !isTakenByWake($0.name) }
+        var eligible = Scheduler.dueIndices(handlers, states: states, now: now, planned: planned, floors: plans.floors)
+            .filter { !isRunning(handlers[$0].name) && !isTakenByWake(handlers[$0].name) }
         // Partial transfers resume when their retry time has come, whatever their min_interval.
         let resuming = transferResumeDates(states: states, now: now).filter { $0.value <= now }
-        let alreadyDue = Set(eligible.map(\.name))
-        eligible += config.handlers.filter { resuming[$0.name] != nil && !alreadyDue.contains($0.name) }
-        var due = UsagePlanning.withinGlobalBudget(holdingConditions(eligible), planned: planned, globalUse: globalUse)
+        if !resuming.isEmpty {
+            let alreadyDue = Set(eligible.map { handlers[$0].name })
+            eligible += handlers.indices.filter { resuming[handlers[$0].name] != nil && !alreadyDue.contains(handlers[$0].name) }
+        }
+        var due = UsagePlanning.withinGlobalBudget(holdingConditions(eligible, of: handlers), name: { handlers[$0].name },
+                                                   planned: planned, globalUse: globalUse)
         // Deferred pushes whose time has come run as push fetches, with their data.
         let pushes = takeDuePushes(now: now)
         if !pushes.isEmpty {
-            let names = Set(due.map(\.name))
-            due += config.handlers.filter { pushes[$0.name] != nil && !names.contains($0.name) }
+            let names = Set(due.map { handlers[$0].name })
+            due += handlers.indices.filter { pushes[handlers[$0].name] != nil && !names.contains(handlers[$0].name) }
         }
         guard !due.isEmpty else { return nil }
-        logger.debug("wake: \(due.count) handler(s) due: \(due.map(\.name).joined(separator: ", "))")
+        logger.debug("wake: \(due.count) handler(s) due: \(due.map { handlers[$0].name }.joined(separator: ", "))")
         // Each one is handed to `fetch`, which frees it, even at shutdown (`runDue`'s window
         // drains the queue): none stays taken, and a later wake's taking of it is never undone.
-        for handler in due { runtime[handler.name, default: HandlerRuntime()].takenByWake = true }
+        for index in due { runtime[handlers[index].name, default: HandlerRuntime()].takenByWake = true }
         // Hosts interleaved, so the window never fills with the fetches of one host waiting for
         // that host's slots.
-        return (WakeQueue.interleavedByHost(due, key: { self.pipeline.slot(for: $0).1 }), states, pushes)
+        let queue = WakeQueue.interleavedByHost(due, key: { self.pipeline.slot(for: handlers[$0]).1 })
+        return (handlers, queue, states, pushes)
     }
 
     /// When the scheduler should wake next. Deferred handlers (conditions unmet) do not count:
     /// they would ask for a wake now, again and again; a change of conditions wakes them.
     public func nextWake(now: Date = Date()) -> Date {
         let states = schedulingStates(now: now)
-        let waiting = config.handlers.filter {
-            !isRunning($0.name) && !isTakenByWake($0.name) && unmetConditions($0) == nil
+        // Lazily filtered: with thousands of handlers a filtered copy of their configurations
+        // was the largest allocation after each wake.
+        let waiting = config.handlers.lazy.filter {
+            !self.isRunning($0.name) && !self.isTakenByWake($0.name) && self.unmetConditions($0) == nil
         }
         let wake = Scheduler.nextWake(waiting, states: states, now: now,
                                       heartbeatSeconds: config.daemon.heartbeatSeconds, planned: plannedDates(now: now))

@@ -36,9 +36,13 @@ struct StatusView {
     /// hours ago after a suspend or a clock step, nor at the daemon's start, which a clock stepped
     /// back puts hours ahead), and no later than its deferred push.
     func nextEligible(_ handler: HandlerConfig) -> Date? {
-        let scheduled = Scheduler.nextEligible(handler, state: states[handler.name], now: now,
-                                               planned: plans[handler.name]?.date).map { max($0, now) }
+        let scheduled = scheduledEligible(handler).map { max($0, now) }
         return [scheduled, waitingPushes[handler.name]?.dueAt].compactMap { $0 }.min()
+    }
+
+    /// When the scheduler finds `handler` eligible, by its state and plan (in the past when overdue).
+    private func scheduledEligible(_ handler: HandlerConfig) -> Date? {
+        Scheduler.nextEligible(handler, state: states[handler.name], now: now, planned: plans[handler.name]?.date)
     }
 
     /// The daemon and every handler, as `fetchctl status` shows them. `transfer` gives a
@@ -83,7 +87,9 @@ struct StatusView {
 
     /// A one-line summary for `systemctl status`: `5 handlers, 1 failing; next: weather at 08:50`.
     func line() -> String {
-        let enabled = config.handlers.filter(\.enabled)
+        // Lazily: with thousands of handlers, a filtered copy of their configurations after each
+        // wake was the largest allocation of the status line.
+        let enabled = config.handlers.lazy.filter(\.enabled)
         let failing = enabled.filter { (states[$0.name]?.consecutiveFailures ?? 0) > 0 }.count
         var parts = ["\(enabled.count) handler\(enabled.count == 1 ? "" : "s")"]
         if config.handlers.isEmpty && config.diagnostics.isEmpty {
@@ -91,10 +97,8 @@ struct StatusView {
         }
         if failing > 0 { parts[0] += ", \(failing) failing" }
         if !config.diagnostics.isEmpty { parts[0] += ", \(config.diagnostics.count) invalid" }
-        let upcoming = enabled.compactMap { handler in
-            Scheduler.nextEligible(handler, state: states[handler.name], now: now, planned: plans[handler.name]?.date)
-                .map { (handler.name, max($0, now)) }
-        }.min { $0.1 < $1.1 }
+        let upcoming = enabled.compactMap { handler in scheduledEligible(handler).map { (handler.name, max($0, now)) } }
+            .min { $0.1 < $1.1 }
         if let (name, date) = upcoming {
             parts.append("next: \(name) at \(SystemTimeZone.hourMinute(date))")
         }
@@ -107,9 +111,7 @@ struct StatusView {
     /// The next time a handler becomes eligible or a deferred push is due, if any is in the
     /// future (no heartbeat cap): what the systemd timer should wake for.
     func nextPlannedFetch() -> Date? {
-        let scheduled = config.handlers.compactMap {
-            Scheduler.nextEligible($0, state: states[$0.name], now: now, planned: plans[$0.name]?.date)
-        }
-        return (scheduled + [nextPushDue].compactMap { $0 }).filter { $0 > now }.min()
+        let scheduled = config.handlers.lazy.compactMap(scheduledEligible).filter { $0 > now }.min()
+        return [scheduled, nextPushDue.flatMap { $0 > now ? $0 : nil }].compactMap { $0 }.min()
     }
 }

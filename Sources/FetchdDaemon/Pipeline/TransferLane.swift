@@ -129,7 +129,7 @@ final class TransferLane: Sendable {
 
     /// When each of `handlers` with a partial download may resume (`resumeDate`). Their
     /// `min_interval` does not hold them back: it spaces whole downloads, not the pieces of one.
-    func resumeDates(of handlers: [HandlerConfig], states: [String: HandlerState], now: Date) -> [String: Date] {
+    func resumeDates(of handlers: some Sequence<HandlerConfig>, states: [String: HandlerState], now: Date) -> [String: Date] {
         var dates: [String: Date] = [:]
         for handler in handlers where handler.kind == .transfer && handler.enabled {
             dates[handler.name] = resumeDate(of: handler, state: states[handler.name], now: now)

@@ -60,6 +60,13 @@ public enum Scheduler {
     /// and its own budget); without one, its `min_interval` alone.
     public static func due(_ handlers: [HandlerConfig], states: [String: HandlerState], now: Date,
                            planned: [String: Date] = [:], floors: [String: Date] = [:]) -> [HandlerConfig] {
+        dueIndices(handlers, states: states, now: now, planned: planned, floors: floors).map { handlers[$0] }
+    }
+
+    /// `due`'s handlers as their places in `handlers`: a wake of thousands chooses among places
+    /// rather than copies of their configurations (600 bytes each).
+    public static func dueIndices(_ handlers: [HandlerConfig], states: [String: HandlerState], now: Date,
+                                  planned: [String: Date] = [:], floors: [String: Date] = [:]) -> [Int] {
         let eligible = handlers.map { handler in
             nextEligible(handler, state: states[handler.name], now: now, planned: planned[handler.name])
         }
@@ -73,16 +80,16 @@ public enum Scheduler {
             // Early, but never inside the handler's own floor.
             let floor = floors[handler.name] ?? nextEligible(handler, state: states[handler.name], now: now) ?? .distantFuture
             return floor <= now.addingTimeInterval(dueTolerance)
-        }.map { handlers[$0] }
+        }
     }
 
     /// When to wake next: the earliest eligibility, but at least every heartbeat. Pass only
     /// handlers that are not running. An overdue one asks for a wake now; `minimum` handlers are
     /// always eligible and so follow the heartbeat ("as often as the daemon wakes").
-    public static func nextWake(_ handlers: [HandlerConfig], states: [String: HandlerState], now: Date,
+    public static func nextWake(_ handlers: some Sequence<HandlerConfig>, states: [String: HandlerState], now: Date,
                                 heartbeatSeconds: Double, planned: [String: Date] = [:]) -> Date {
         let heartbeat = now.addingTimeInterval(heartbeatSeconds)
-        let upcoming = handlers.filter { $0.minInterval != .minimum || planned[$0.name] != nil }
+        let upcoming = handlers.lazy.filter { $0.minInterval != .minimum || planned[$0.name] != nil }
             .compactMap { nextEligible($0, state: states[$0.name], now: now, planned: planned[$0.name]) }
         return min(upcoming.min() ?? heartbeat, heartbeat)
     }

@@ -78,7 +78,7 @@ public struct SchedulerService: Service {
                 switch event {
                 case .wake:
                     group.addTask {
-                        await coordinator.runDue(trigger: .timer)
+                        await coordinator.runDueCounting(trigger: .timer)
                         replanSignal.signal()
                         await afterWork()
                     }

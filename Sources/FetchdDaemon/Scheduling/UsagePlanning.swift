@@ -99,11 +99,13 @@ struct UsagePlanning: Sendable {
 
     /// `due` without the usage-planned handlers the shared budget has no room for in this wake
     /// (earliest planned first).
-    static func withinGlobalBudget(_ due: [HandlerConfig], planned: [String: Date], globalUse: GlobalBudgetUse?) -> [HandlerConfig] {
+    /// `name` gives each item's handler name (the wake passes places in the configuration).
+    static func withinGlobalBudget<Item>(_ due: [Item], name: (Item) -> String, planned: [String: Date],
+                                         globalUse: GlobalBudgetUse?) -> [Item] {
         guard let (recent, budget) = globalUse else { return due }
         let room = max(0, budget - recent.count)
-        let plannedDue = due.filter { planned[$0.name] != nil }.sorted { planned[$0.name]! < planned[$1.name]! }
-        let allowed = Set(plannedDue.prefix(room).map(\.name))
-        return due.filter { planned[$0.name] == nil || allowed.contains($0.name) }
+        let plannedDue = due.map(name).filter { planned[$0] != nil }.sorted { planned[$0]! < planned[$1]! }
+        let allowed = Set(plannedDue.prefix(room))
+        return due.filter { planned[name($0)] == nil || allowed.contains(name($0)) }
     }
 }

@@ -3,40 +3,41 @@ import FetchdState
 
 /// The order a wake starts its due handlers in, and the window of tasks it runs them with.
 enum WakeQueue {
-    /// Runs `body` for each of `handlers`, at most `width` at once, and returns the records.
+    /// Runs `body` for each of `items`, at most `width` at once, and folds their records into
+    /// `result` with `add` as they finish.
     /// Off the coordinator: the window's bookkeeping (a finished fetch, the next one added)
     /// would otherwise queue for the actor once per fetch, behind the fetches' own work on it.
-    static func run(_ handlers: [HandlerConfig], width: Int,
-                                      _ body: @escaping @Sendable (HandlerConfig) async -> FetchRecord) async -> [FetchRecord] {
+    static func run<Item: Sendable, Result: Sendable>(_ items: [Item], width: Int, into result: Result,
+                                                      _ add: @Sendable (inout Result, FetchRecord) -> Void,
+                                            _ body: @escaping @Sendable (Item) async -> FetchRecord) async -> Result {
         await withTaskGroup(of: FetchRecord.self) { group in
-            var next = handlers.makeIterator()
+            var next = items.makeIterator()
             for _ in 0..<width {
-                guard let handler = next.next() else { break }
-                group.addTask { await body(handler) }
+                guard let item = next.next() else { break }
+                group.addTask { await body(item) }
             }
-            var records: [FetchRecord] = []
-            records.reserveCapacity(handlers.count)
+            var result = result
             for await record in group {
-                records.append(record)
-                if let handler = next.next() { group.addTask { await body(handler) } }
+                add(&result, record)
+                if let item = next.next() { group.addTask { await body(item) } }
             }
-            return records
+            return result
         }
     }
 
-    /// `handlers` reordered so that consecutive ones belong to different hosts where possible
-    /// (round robin over hosts, each host's handlers in config order); exec handlers count as
-    /// one more "host".
-    static func interleavedByHost(_ handlers: [HandlerConfig], key: (HandlerConfig) -> String) -> [HandlerConfig] {
-        var byKey: [String: [HandlerConfig]] = [:]
+    /// `items` (handlers, or their places in the configuration) reordered so that consecutive
+    /// ones belong to different hosts where possible (round robin over hosts, each host's
+    /// handlers in config order); exec handlers count as one more "host".
+    static func interleavedByHost<Item>(_ items: [Item], key: (Item) -> String) -> [Item] {
+        var byKey: [String: [Item]] = [:]
         var keys: [String] = []
-        for handler in handlers {
-            let key = key(handler)
+        for item in items {
+            let key = key(item)
             if byKey[key] == nil { keys.append(key) }
-            byKey[key, default: []].append(handler)
+            byKey[key, default: []].append(item)
         }
-        var result: [HandlerConfig] = []
-        result.reserveCapacity(handlers.count)
+        var result: [Item] = []
+        result.reserveCapacity(items.count)
         var round = 0
         while !keys.isEmpty {
             keys.removeAll { key in

@@ -58,8 +58,8 @@ public struct WakeReport: Sendable {
         }
     }
 
-    /// The results of the fetches the wake ran.
-    public var records: [FetchRecord]
+    /// How the fetches the wake ran ended.
+    public var tally: WakeTally
     /// Usage when the wake began and when its results were durable.
     public var before: Usage
     /// See `before`.
@@ -67,17 +67,13 @@ public struct WakeReport: Sendable {
     /// Results logged but not recorded: the state database refused them to the end.
     public var unrecorded = 0
 
-    /// Fetches that failed or expired.
-    public var failures: Int { records.filter { $0.fetchResult?.isFailure ?? true }.count }
-
     /// One line for a person (and for the benchmark's parser):
     /// `wake: 1000 fetches (1000 new, 0 no data, 0 failed) in 812 ms, CPU 640 ms, peak RSS 48 MiB`.
     public var summary: String {
-        let new = records.filter { $0.fetchResult == .newData }.count
         let wallMilliseconds = Int((after.instant - before.instant) / .milliseconds(1))
         let cpuMilliseconds = (after.cpuMicroseconds - before.cpuMicroseconds) / 1000
-        return "wake: \(records.count) fetches (\(new) new, \(records.count - new - failures) no data, "
-            + "\(failures) failed) in \(wallMilliseconds) ms, CPU \(cpuMilliseconds) ms, "
+        return "wake: \(tally.fetches) fetches (\(tally.newData) new, \(tally.noData) no data, "
+            + "\(tally.failures) failed) in \(wallMilliseconds) ms, CPU \(cpuMilliseconds) ms, "
             + "peak RSS \(after.peakResidentKiB / 1024) MiB"
     }
 
