@@ -124,7 +124,7 @@ public actor FetchCoordinator {
         }
         guard !due.isEmpty else { return nil }
         logger.debug("wake: \(due.count) handler(s) due: \(due.map { handlers[$0].name }.joined(separator: ", "))")
-        // Each one is handed to `fetch`, which frees it, even at shutdown (`runDue`'s window
+        // Each one is handed to `fetch`, which frees it, even at shutdown (the wake's window
         // drains the queue): none stays taken, and a later wake's taking of it is never undone.
         for index in due { runtime[handlers[index].name, default: HandlerRuntime()].takenByWake = true }
         // Hosts interleaved, so the window never fills with the fetches of one host waiting for

@@ -9,7 +9,7 @@ enum WakeQueue {
     /// would otherwise queue for the actor once per fetch, behind the fetches' own work on it.
     static func run<Item: Sendable, Result: Sendable>(_ items: [Item], width: Int, into result: Result,
                                                       _ add: @Sendable (inout Result, FetchRecord) -> Void,
-                                            _ body: @escaping @Sendable (Item) async -> FetchRecord) async -> Result {
+                                                      _ body: @escaping @Sendable (Item) async -> FetchRecord) async -> Result {
         await withTaskGroup(of: FetchRecord.self) { group in
             var next = items.makeIterator()
             for _ in 0..<width {
