@@ -85,10 +85,24 @@ final class DaemonProcess {
     /// `stopAndReadLog()` for tests that run beside timing-sensitive suites: waits for the exit
     /// by polling, so no thread of the shared pool (two on this machine) is blocked while the
     /// daemon shuts down.
+    ///
+    /// Once the daemon has exited, its log is read without waiting for the pipe's end of file:
+    /// a process that inherited the pipe (a test's helper started meanwhile) would hold that back,
+    /// and with it a thread of the shared pool (a push listener test beside it starved once).
     func stopWithoutBlocking() async -> (status: Int32, log: String) {
         if process.isRunning { kill(process.processIdentifier, SIGTERM) }
         _ = await waitUntil(timeoutSeconds: 60) { !process.isRunning }
-        return stopAndReadLog()
+        guard !process.isRunning else { return stopAndReadLog() }
+        let fd = logPipe.fileHandleForReading.fileDescriptor
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        var log: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = read(fd, &buffer, buffer.count)
+            if count > 0 { log += buffer[..<count] } else if count < 0 && errno == EINTR { continue } else { break }
+        }
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: log, as: UTF8.self))
     }
 
     /// `fetchctl(_:)` without blocking a thread of the shared pool while it runs.
