@@ -74,7 +74,7 @@ public enum ConfigLoader {
         defer { document.release() }
         // A drop-in is a file in a handlers.d folder, or one that holds nothing but [[handler]] tables.
         let folder = PathName.lastComponent(of: PathName.directory(of: path))
-        let onlyHandlers = !document.table.keys.isEmpty && document.table.keys.allSatisfy { $0 == "handler" }
+        let onlyHandlers = document.table.count > 0 && !document.hasKeysBesidesHandler
         let isHandlerFile = folder == Defaults.handlersDirectoryName
             || (onlyHandlers && PathName.lastComponent(of: path) != "fetchd.toml")
         if isHandlerFile {
@@ -115,9 +115,7 @@ public enum ConfigLoader {
     {
         var handlers: [HandlerConfig] = []
         var diagnostics: [ConfigDiagnostic] = []
-        // Listed only when there is more than [[handler]] (TOMLKit's `keys` leaks what it returns).
-        let onlyHandlerKey = document.table.count == (document.table.contains(key: "handler") ? 1 : 0)
-        for key in onlyHandlerKey ? [] : document.table.keys.sorted() where key != "handler" && isHandlerFile {
+        for key in document.hasKeysBesidesHandler ? document.table.keys.sorted() : [] where key != "handler" && isHandlerFile {
             diagnostics.append(ConfigDiagnostic(
                 file: file, line: document.lines.line(of: key, in: .init(name: "", element: nil)), key: key,
                 message: "unknown key; a handler file holds only [[handler]] tables"))
@@ -182,6 +180,10 @@ public enum ConfigLoader {
         /// files' trees for good: about 900 bytes a handler. Clearing the root table deletes
         /// every node under it; only the empty root stays.
         func release() { table.clear() }
+
+        /// Whether the top level holds anything but `[[handler]]`, told by counting: TOMLKit's
+        /// `keys` leaks every key it lists, so they are listed only when there is one to name.
+        var hasKeysBesidesHandler: Bool { table.count > (table.contains(key: "handler") ? 1 : 0) }
     }
 
     private static func parse(file: String) -> (document: ParsedDocument?, diagnostics: [ConfigDiagnostic]) {

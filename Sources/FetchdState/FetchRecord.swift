@@ -93,11 +93,6 @@ public struct HandlerState: Codable, Sendable, Equatable, FetchableRecord, Persi
         .custom(StoredDate.date(from:))
     }
 
-    /// Times written in the same text, without ICU.
-    public static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy {
-        .custom { StoredDate.text($0) }
-    }
-
     /// A handler that has never been fetched.
     public init(name: String) {
         self.name = name

@@ -115,8 +115,8 @@ public struct PushLedger: Sendable {
     /// When the push fetches of `handler` since `date` were counted, oldest first.
     public func times(of handler: String, since date: Date) throws -> [Date] {
         try pool.read { db in
-            try StoredDate.fetchAll(db, sql: "SELECT at FROM push_event WHERE handler = ? AND at >= ? ORDER BY at",
-                              arguments: [handler, StoredDate.text(date)])
+            try StoredDate.fetchAll(db, "at", sql: "SELECT at FROM push_event WHERE handler = ? AND at >= ? ORDER BY at",
+                                    arguments: [handler, StoredDate.text(date)])
         }
     }
 
@@ -124,8 +124,8 @@ public struct PushLedger: Sendable {
     /// when the oldest push that keeps the window full leaves it.
     private static func nextRoom(of handler: String, at now: Date, limit: PushLimit, in db: Database) throws -> Date? {
         let windowStart = now.addingTimeInterval(-limit.windowSeconds)
-        let times = try StoredDate.fetchAll(db, sql: "SELECT at FROM push_event WHERE handler = ? AND at > ? ORDER BY at",
-                                      arguments: [handler, StoredDate.text(windowStart)])
+        let times = try StoredDate.fetchAll(db, "at", sql: "SELECT at FROM push_event WHERE handler = ? AND at > ? ORDER BY at",
+                                            arguments: [handler, StoredDate.text(windowStart)])
         guard times.count >= limit.count else { return nil }
         return times[times.count - limit.count].addingTimeInterval(limit.windowSeconds)
     }

@@ -198,16 +198,17 @@ public final class StateStore: Sendable {
         guard !handlers.isEmpty else { return [] }
         let marks = Array(repeating: "?", count: handlers.count).joined(separator: ", ")
         return try pool.read { db in
-            try StoredDate.fetchAll(db, sql: "SELECT started_at FROM fetch_history WHERE started_at >= ? AND handler IN (\(marks)) ORDER BY started_at",
-                              arguments: StatementArguments([StoredDate.text(date)] + handlers))
+            try StoredDate.fetchAll(db, "started_at",
+                                    sql: "SELECT started_at FROM fetch_history WHERE started_at >= ? AND handler IN (\(marks)) ORDER BY started_at",
+                                    arguments: StatementArguments([StoredDate.text(date)] + handlers))
         }
     }
 
     /// When the newest `limit` fetches of `handler` started, oldest first (the planner's budget).
     public func recentAttempts(of handler: String, limit: Int) throws -> [Date] {
         try pool.read { db in
-            try StoredDate.fetchAll(db, sql: "SELECT started_at FROM fetch_history WHERE handler = ? ORDER BY id DESC LIMIT ?",
-                              arguments: [handler, limit]).reversed()
+            try StoredDate.fetchAll(db, "started_at", sql: "SELECT started_at FROM fetch_history WHERE handler = ? ORDER BY id DESC LIMIT ?",
+                                    arguments: [handler, limit]).reversed()
         }
     }
 

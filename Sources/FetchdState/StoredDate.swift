@@ -26,22 +26,19 @@ enum StoredDate {
 
     /// The date in `row`'s `column`; throws when it holds none (NULL, or a value that is no date).
     static func date(in row: Row, _ column: String) throws -> Date {
-        let value: DatabaseValue = row[column]
+        try required(row[column], in: column)
+    }
+
+    /// The dates a query of one column (`column`, for the error) returns, in order.
+    static func fetchAll(_ db: Database, _ column: String, sql: String, arguments: StatementArguments) throws -> [Date] {
+        try DatabaseValue.fetchAll(db, sql: sql, arguments: arguments).map { try required($0, in: column) }
+    }
+
+    private static func required(_ value: DatabaseValue, in column: String) throws -> Date {
         guard let date = date(from: value) else {
             throw DatabaseError(resultCode: .SQLITE_MISMATCH,
                                 message: "column \(column) holds \(value), not a time as fetchd stores it (2026-11-21 08:30:12.345)")
         }
         return date
-    }
-
-    /// The dates a query of one column returns, in order.
-    static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments) throws -> [Date] {
-        try DatabaseValue.fetchAll(db, sql: sql, arguments: arguments).map { value in
-            guard let date = date(from: value) else {
-                throw DatabaseError(resultCode: .SQLITE_MISMATCH,
-                                    message: "\(value) is not a time as fetchd stores it (2026-11-21 08:30:12.345)")
-            }
-            return date
-        }
     }
 }

@@ -90,8 +90,8 @@ struct StatusView {
         // Lazily: with thousands of handlers, a filtered copy of their configurations after each
         // wake was the largest allocation of the status line.
         let enabled = config.handlers.lazy.filter(\.enabled)
-        let failing = enabled.filter { (states[$0.name]?.consecutiveFailures ?? 0) > 0 }.count
-        var parts = ["\(enabled.count) handler\(enabled.count == 1 ? "" : "s")"]
+        let (count, failing) = (enabled.count, enabled.filter { (states[$0.name]?.consecutiveFailures ?? 0) > 0 }.count)
+        var parts = ["\(count) handler\(count == 1 ? "" : "s")"]
         if config.handlers.isEmpty && config.diagnostics.isEmpty {
             parts[0] = "no handlers configured (add a handler file to \(config.handlersDirectory), then reload)"
         }
