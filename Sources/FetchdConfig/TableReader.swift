@@ -129,11 +129,15 @@ struct TableReader {
     }
 
     /// Records every key of the table that no accessor asked for: a typo must not pass silently.
-    /// The keys are listed only when the count says one is unknown: TOMLKit's `keys` leaks
-    /// every key it returns, once per table and load.
+    /// Counts settle it first, as most tables hold only keys that were read: the table is asked
+    /// for the known keys nobody read (a lookup in TOMLKit each) only when it holds more keys
+    /// than were read, and its keys are listed only when one is unknown (TOMLKit's `keys` leaks
+    /// every key it returns, once per table and load).
     mutating func reportUnknownKeys(known: [String]) {
+        let count = table.count
+        guard count > consumedPresent else { return }
         let knownPresent = Set(known).filter { !consumed.contains($0) && table.contains(key: $0) }.count
-        guard table.count > consumedPresent + knownPresent else { return }
+        guard count > consumedPresent + knownPresent else { return }
         for key in table.keys.sorted() where !consumed.contains(key) && !known.contains(key) {
             let suggestion = known.first(where: { Self.isNearMiss($0, key) }).map { "; did you mean \"\($0)\"?" } ?? ""
             report(key, "unknown key\(suggestion)")

@@ -18,24 +18,30 @@ public enum HumanDuration {
     /// Parses `text` into seconds. Whitespace between parts is allowed; a bare number is rejected
     /// because its unit would be a guess.
     public static func parseSeconds(_ text: String) throws(ParseError) -> Double {
-        let trimmed = text.trimmingWhitespace()
-        guard !trimmed.isEmpty else { throw ParseError(text: text) }
+        // Bytes, not Characters: a config of thousands of handlers reads several durations each,
+        // and Character's Unicode properties cost more than the rest of reading a key. Anything
+        // outside ASCII is rejected here as it was by the unit table.
+        var rest = text.utf8[...]
+        rest = rest.drop(while: isWhitespace)
+        while let last = rest.last, isWhitespace(last) { rest = rest.dropLast() }
+        guard !rest.isEmpty else { throw ParseError(text: text) }
         var total = 0.0
-        var rest = Substring(trimmed)
         while !rest.isEmpty {
-            rest = rest.drop(while: { $0 == " " })
-            let number = rest.prefix(while: { $0.isNumber || $0 == "." })
-            guard !number.isEmpty, let value = Double(number) else { throw ParseError(text: text) }
+            rest = rest.drop(while: { $0 == UInt8(ascii: " ") })
+            let number = rest.prefix(while: { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: ".") })
+            guard !number.isEmpty, let value = Double(Substring(number)) else { throw ParseError(text: text) }
             rest = rest.dropFirst(number.count)
-            let unit = rest.prefix(while: { $0.isLetter })
-            // Longest match first so "ms" is not read as "m" followed by "s".
-            guard let match = unitSeconds.first(where: { $0.suffix == unit.lowercased() }) else {
-                throw ParseError(text: text)
-            }
-            rest = rest.dropFirst(unit.count)
+            let unitBytes = rest.prefix(while: { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0 | 0x20) })
+            let unit = String(Substring(unitBytes)).lowercased()
+            guard let match = unitSeconds.first(where: { $0.suffix == unit }) else { throw ParseError(text: text) }
+            rest = rest.dropFirst(unitBytes.count)
             total += value * match.seconds
         }
         return total
+    }
+
+    private static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r")
     }
 
     /// Formats seconds compactly: `45s`, `15m`, `2h5m`, `1d`, `250ms`.

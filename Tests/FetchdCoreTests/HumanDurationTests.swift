@@ -18,8 +18,10 @@ struct HumanDurationTests {
     }
 
     /// Strings without a unit, without a number, with an unknown unit or a sign are rejected,
-    /// and the error quotes the text and shows valid examples.
-    @Test(arguments: ["", "   ", "10", "abc", "5 parsecs", "-5s", "+5s", "s", "5s3", "1..5s", "5 s", "1y"])
+    /// and so are digits and letters outside ASCII (an Arabic-Indic or full-width digit, a long
+    /// s, a combining accent); the error quotes the text and shows valid examples.
+    @Test(arguments: ["", "   ", "10", "abc", "5 parsecs", "-5s", "+5s", "s", "5s3", "1..5s", "5 s", "1y",
+                      "\u{663}s", "\u{FF15}s", "5\u{17F}", "5s\u{301}", "5\u{212A}"])
     func rejects(text: String) {
         let error = #expect(throws: HumanDuration.ParseError.self) { try HumanDuration.parseSeconds(text) }
         #expect(error?.text == text)
