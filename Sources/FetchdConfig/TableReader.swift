@@ -15,7 +15,9 @@ struct TableReader {
     let keyPrefix: String
     var handlerName: String?
     private(set) var diagnostics: [ConfigDiagnostic] = []
-    private var consumed: Set<String> = []
+    /// Sized for a handler's keys (some thirty are known, `HandlerKeys.known`): grown key by
+    /// key, it was rehashed five times per handler, a tenth of loading many handlers.
+    private var consumed = Set<String>(minimumCapacity: 48)
     /// How many of `consumed` the table has.
     private var consumedPresent = 0
 
