@@ -14,7 +14,7 @@ extension HandlerConfig {
         }
         if let rate = reader.int("max_bytes_per_second", in: 0...Int.max) { maxBytesPerSecond = rate }
         if let seconds = reader.durationSeconds("stall_timeout", in: 1...86_400) { stallSeconds = seconds }
-        if let command = reader.stringArray("on_complete") {
+        if let command = reader.stringArray("on_complete", example: HandlerConfig.commandExample) {
             if command.first?.isEmpty ?? true {
                 reader.report("on_complete", "the program (first element) is missing; expected an argv such as [\"/usr/bin/prog\"]")
             } else {

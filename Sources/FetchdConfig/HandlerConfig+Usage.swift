@@ -25,7 +25,7 @@ extension HandlerConfig {
 
     /// Reads `usage`, `budget`, `max_staleness` and `lead`.
     mutating func readUsageOptions(_ reader: inout TableReader) {
-        if let sources = reader.stringArray("usage") {
+        if let sources = reader.stringArray("usage", example: #"["reads", "session"]"#) {
             var parsed: [UsageSource] = []
             for source in sources {
                 if let known = UsageSource(rawValue: source) {

@@ -101,6 +101,9 @@ public struct HandlerConfig: Sendable, Equatable {
         self.sourceLine = sourceLine
     }
 
+    /// How a command is written (`command`, `on_complete`), for messages about one.
+    static let commandExample = #"["/usr/bin/prog", "--flag"]"#
+
     /// Reads one `[[handler]]` table; returns nil when it cannot be used (problems are in `reader`).
     static func read(from reader: inout TableReader, daemon: DaemonConfig) -> HandlerConfig? {
         let name = reader.string("name", required: true)
@@ -118,7 +121,7 @@ public struct HandlerConfig: Sendable, Equatable {
                                     deadlineSeconds: daemon.defaultDeadlineSeconds,
                                     sourceFile: reader.file, sourceLine: reader.lines.headerLine(of: reader.section))
         handler.url = reader.string("url")
-        handler.command = reader.stringArray("command")
+        handler.command = reader.stringArray("command", example: Self.commandExample)
         if let environment = reader.stringTable("environment") {
             for (key, value) in environment.sorted(by: { $0.key < $1.key }) {
                 if key.isEmpty || key.unicodeScalars.contains(where: { $0 == "=" || $0 == "\0" }) {

@@ -97,11 +97,11 @@ struct TableReader {
         return seconds
     }
 
-    /// A non-empty array of strings.
-    mutating func stringArray(_ key: String, required: Bool = false) -> [String]? {
+    /// A non-empty array of strings; `example` is one, shown when the value is of another type.
+    mutating func stringArray(_ key: String, example: String, required: Bool = false) -> [String]? {
         guard let value = value(key, required: required) else { return nil }
         guard let array = value.array else {
-            wrongType(key, value, expected: "an array of strings such as [\"/usr/bin/prog\", \"--flag\"]"); return nil
+            wrongType(key, value, expected: "an array of strings such as \(example)"); return nil
         }
         var strings: [String] = []
         for element in array {
