@@ -19,7 +19,7 @@ TEST_PACKAGES := systemd dbus dbus-daemon polkitd python3-dbus python3-gi procps
 RUN_DIR := $(CURDIR)/.fetchd
 BIN_DIR = $(shell $(SWIFT) build --show-bin-path)
 
-.PHONY: all deps test-deps install-packages build run status man man-check test test-asan test-tsan bench-http bench-idle bench-transfer \
+.PHONY: all deps test-deps install-packages build run status man man-check test test-asan test-tsan bench-http bench-idle bench-config bench-transfer \
 	bench-planner bench-learning fuzz fuzz-build fuzz-config fuzz-trace fuzz-control fuzz-headers fuzz-push fuzz-json crash-states io-faults soak soak-plot torture release install uninstall clean
 
 all: build
@@ -157,6 +157,13 @@ bench-idle: deps
 	$(SWIFT) build -c release --product fetchd
 	python3 bench/idle_bench.py --fetchd $$($(SWIFT) build -c release --show-bin-path)/fetchd \
 		--json bench/results/idle-$$(date +%Y%m%d).json $(BENCH_ARGS)
+
+# Loading a configuration of N handlers (one file each), as a start or a reload does
+# (`fetchd --check-config`), against Python's tomllib parsing the same files (see bench/config_bench.py).
+bench-config: deps
+	$(SWIFT) build -c release --product fetchd
+	python3 bench/config_bench.py --fetchd $$($(SWIFT) build -c release --show-bin-path)/fetchd \
+		--json bench/results/config-$$(date +%Y%m%d).json $(BENCH_ARGS)
 
 # One background transfer of a 1 GiB file served by nginx on loopback against `curl -o`
 # (see bench/transfer_bench.py). BENCH_ARGS="--size-mib 256 --repeat 2" for a shorter run.
