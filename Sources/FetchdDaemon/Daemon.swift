@@ -65,7 +65,18 @@ public struct Daemon {
         var report = WakeReport(tally: tally, before: before, after: .atEnd())
         // No later batch will carry results the database refused: one more try, or say so.
         report.unrecorded = await coordinator.pipeline.committer.flushUnrecorded()
+        close(coordinator.state)
         return report
+    }
+
+    /// Closes the state database before the process exits (see `StateStore.close`); a database
+    /// still in use is said and left to close with the process (SQLite recovers from its WAL).
+    private func close(_ state: StateStore) {
+        do {
+            try state.close()
+        } catch {
+            logger.warning("the state database did not close cleanly: \(error); the next start recovers it from its log")
+        }
     }
 
     /// Runs until SIGTERM or SIGINT: scheduler, control socket, push listener, usage watchers,
@@ -146,6 +157,7 @@ public struct Daemon {
         do { try await group.run() } catch { failure = error }
         // Results the database refused would otherwise wait for a batch that never comes.
         _ = await coordinator.pipeline.committer.flushUnrecorded()
+        close(coordinator.state)
         if let failure { throw failure }
         logger.info("fetchd stopped")
     }

@@ -14,7 +14,7 @@ extension StateStore {
         let created = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, allowed)
         if created >= 0 {
             fchmod(created, allowed)  // exactly this mode, whatever the umask
-            close(created)
+            Glibc.close(created)  // qualified: StateStore has a close() of its own
             return
         }
         for file in [path, path + "-wal", path + "-shm"] {

@@ -23,6 +23,18 @@ public final class StateStore: Sendable {
         try Self.migrator.migrate(pool)
     }
 
+    /// Checkpoints the WAL into the database file, empties it, and closes the database, here,
+    /// on the caller, before the process exits. Left to the pool's deinitializer, the closing
+    /// checkpoint ran on whichever thread let go of the store last, while `exit` could already
+    /// be ending the process: a checkpoint cut short (SQLite recovers from the WAL, but an exit
+    /// should not look like a crash to the next start). Any use after this throws `SQLITE_MISUSE`.
+    public func close() throws {
+        // Explicitly: `close` shuts the writer first, and the read-only readers that close after
+        // it cannot checkpoint.
+        try pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+        try pool.close()
+    }
+
     /// A finished fetch with what it changes in the handler's state.
     public struct PendingRecord: Sendable {
         /// The result to store.

@@ -83,6 +83,7 @@ struct EndToEndTests {
         // SIGTERM: a clean exit with status 0; a restart keeps the history.
         let stopped = daemon.stopAndReadLog()
         #expect(stopped.status == 0, "\(stopped.log)")
+        expectClosedCleanly(daemon)
         #expect(stopped.log.contains("broken name!"), "the invalid handler was not logged")
         // Restart (as a one-shot run): nothing recorded before the stop is lost.
         let rerun = try ChildProcess.run(TestBinaries.path(of: "fetchd"), ["--config", daemon.configPath, "--once"])
@@ -270,5 +271,15 @@ struct EndToEndTests {
         let result = try ChildProcess.run(TestBinaries.path(of: "fetchd"), ["--config", daemon.configPath, "--once"])
         #expect(result.status == 0, "\(result.output)")
         #expect(try String(contentsOfFile: daemon.cachePath + "/one/latest/content", encoding: .utf8) == "once\n")
+        expectClosedCleanly(daemon)
+    }
+
+    /// The state database was closed before the process ended: its log checkpointed into the
+    /// file and emptied (`StateStore.close`; an exit could cut short the checkpoint the pool's
+    /// deinitializer ran, and the next start had a log to replay).
+    private func expectClosedCleanly(_ daemon: DaemonProcess, sourceLocation: SourceLocation = #_sourceLocation) {
+        let wal = daemon.directory.file("state/state.sqlite-wal")
+        let bytes = (try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int) ?? 0
+        #expect(bytes == 0, "the WAL still holds \(bytes) bytes", sourceLocation: sourceLocation)
     }
 }
