@@ -40,6 +40,7 @@ public enum HumanDuration {
         return total
     }
 
+    /// A space, tab, newline or carriage return.
     private static func isWhitespace(_ byte: UInt8) -> Bool {
         byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r")
     }

@@ -18,7 +18,7 @@ public actor FetchCoordinator {
     /// Each loaded handler's place in `config.handlers`, by name: pushes, uses, manual fetches
     /// and the next wake's pending resumptions look handlers up by name, and a scan of ten
     /// thousand configurations for each was the cost of every one of them.
-    private(set) var handlerPlaces: [String: Int]
+    private var handlerPlaces: [String: Int]
     /// Problems of the last reload, when it was rejected (the previous config stays in force).
     var rejectedReload: [ConfigDiagnostic] = []
     /// Runs, settles and publishes fetches.
