@@ -15,8 +15,8 @@ struct TableReader {
     let keyPrefix: String
     var handlerName: String?
     private(set) var diagnostics: [ConfigDiagnostic] = []
-    /// Sized for a handler's keys (some thirty are known, `HandlerKeys.known`): grown key by
-    /// key, it was rehashed five times per handler, a tenth of loading many handlers.
+    /// Sized for a handler's keys up front (some thirty are known, `HandlerKeys.known`): grown
+    /// key by key it would be rehashed five times per handler, a tenth of loading many handlers.
     private var consumed = Set<String>(minimumCapacity: 48)
     /// How many of `consumed` the table has.
     private var consumedPresent = 0

@@ -19,11 +19,9 @@ public enum HumanDuration {
     /// because its unit would be a guess.
     public static func parseSeconds(_ text: String) throws(ParseError) -> Double {
         // Bytes, not Characters: a config of thousands of handlers reads several durations each,
-        // and Character's Unicode properties cost more than the rest of reading a key. Anything
-        // outside ASCII is rejected here as it was by the unit table.
-        var rest = text.utf8[...]
-        rest = rest.drop(while: isWhitespace)
-        while let last = rest.last, isWhitespace(last) { rest = rest.dropLast() }
+        // and Character's Unicode properties cost more than the rest of reading a key. Digits,
+        // units and spaces are ASCII: any other byte ends a number or a unit, and is refused.
+        var rest = text.utf8.trimmingWhitespace()
         guard !rest.isEmpty else { throw ParseError(text: text) }
         var total = 0.0
         while !rest.isEmpty {
@@ -38,11 +36,6 @@ public enum HumanDuration {
             total += value * match.seconds
         }
         return total
-    }
-
-    /// A space, tab, newline or carriage return.
-    private static func isWhitespace(_ byte: UInt8) -> Bool {
-        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r")
     }
 
     /// Formats seconds compactly: `45s`, `15m`, `2h5m`, `1d`, `250ms`.
@@ -64,9 +57,21 @@ public enum HumanDuration {
 }
 
 extension String {
-    /// The string without leading and trailing spaces, tabs and newlines.
+    /// The string without leading and trailing spaces, tabs, newlines and carriage returns.
     func trimmingWhitespace() -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
-        return String(self.drop(while: isSpace).reversed().drop(while: isSpace).reversed())
+        String(Substring(utf8.trimmingWhitespace()))
+    }
+}
+
+extension String.UTF8View {
+    /// The bytes without leading and trailing spaces, tabs, newlines and carriage returns (byte
+    /// by byte: a CRLF is two of them, where Characters see one that is neither).
+    func trimmingWhitespace() -> Substring.UTF8View {
+        let isSpace = { (byte: UInt8) in
+            byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r")
+        }
+        var bytes = self[...].drop(while: isSpace)
+        while let last = bytes.last, isSpace(last) { bytes = bytes.dropLast() }
+        return bytes
     }
 }

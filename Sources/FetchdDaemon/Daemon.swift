@@ -69,13 +69,13 @@ public struct Daemon {
         return report
     }
 
-    /// Closes the state database before the process exits (see `StateStore.close`); a database
-    /// still in use is said and left to close with the process (SQLite recovers from its WAL).
+    /// Closes the state database before the process exits (see `StateStore.close`); what it
+    /// could not do is said (nothing recorded is lost).
     private func close(_ state: StateStore) {
-        do {
+        do throws(StateStore.CloseProblem) {
             try state.close()
         } catch {
-            logger.warning("the state database did not close cleanly: \(error); the next start recovers it from its log")
+            logger.notice("the state database: \(error)")
         }
     }
 

@@ -23,16 +23,31 @@ public final class StateStore: Sendable {
         try Self.migrator.migrate(pool)
     }
 
-    /// Checkpoints the WAL into the database file, empties it, and closes the database, here,
-    /// on the caller, before the process exits. Left to the pool's deinitializer, the closing
-    /// checkpoint ran on whichever thread let go of the store last, while `exit` could already
-    /// be ending the process: a checkpoint cut short (SQLite recovers from the WAL, but an exit
-    /// should not look like a crash to the next start). Any use after this throws `SQLITE_MISUSE`.
-    public func close() throws {
-        // Explicitly: `close` shuts the writer first, and the read-only readers that close after
-        // it cannot checkpoint.
-        try pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
-        try pool.close()
+    /// What `close` could not do. Nothing recorded is lost either way: SQLite reads the WAL
+    /// again at the next open.
+    public struct CloseProblem: Error, CustomStringConvertible {
+        /// What went wrong, in words.
+        public let description: String
+    }
+
+    /// Checkpoints the WAL into the database file, empties it, and closes the database, on the
+    /// caller, so that it is done before the process exits: the pool's deinitializer would run
+    /// the closing checkpoint on whichever thread lets go of the store last, where `exit` on
+    /// another thread can cut it short and leave the next start a log to replay. Any use after
+    /// this throws `SQLITE_MISUSE`.
+    public func close() throws(CloseProblem) {
+        // Explicitly: `DatabasePool.close` shuts the writer first, and the read-only readers that
+        // close after it cannot checkpoint. Another process reading the database (`fetchctl
+        // simulate --from-state`, `sqlite3`) makes it wait up to the busy timeout, then fail:
+        // the database is closed all the same.
+        var unflushed: (any Error)?
+        do { _ = try pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) } } catch { unflushed = error }
+        do { try pool.close() } catch {
+            throw CloseProblem(description: "it did not close (\(error)); the next start reads its log again")
+        }
+        if let unflushed {
+            throw CloseProblem(description: "its log was not emptied (\(unflushed)); the next start reads it again")
+        }
     }
 
     /// A finished fetch with what it changes in the handler's state.

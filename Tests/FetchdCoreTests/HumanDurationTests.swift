@@ -8,7 +8,7 @@ struct HumanDurationTests {
     static let accepted: [(text: String, seconds: Double)] = [
         ("500ms", 0.5), ("30s", 30), ("15m", 900), ("2h", 7200), ("1d", 86_400), ("1h30m", 5400),
         ("1w", 604_800), ("1.5s", 1.5), ("1h 30m", 5400), ("  45s\n", 45), ("2H", 7200),
-        ("1d2h3m4s", 93_784), ("0s", 0),
+        ("1d2h3m4s", 93_784), ("0s", 0), ("5s\r\n", 5), ("\r\n5s", 5), ("5MS", 0.005), (".5s", 0.5),
     ]
 
     /// Each accepted string parses to its number of seconds.
@@ -20,7 +20,7 @@ struct HumanDurationTests {
     /// Strings without a unit, without a number, with an unknown unit or a sign are rejected,
     /// and so are digits and letters outside ASCII (an Arabic-Indic or full-width digit, a long
     /// s, a combining accent); the error quotes the text and shows valid examples.
-    @Test(arguments: ["", "   ", "10", "abc", "5 parsecs", "-5s", "+5s", "s", "5s3", "1..5s", "5 s", "1y",
+    @Test(arguments: ["", "   ", "10", "abc", "5 parsecs", "-5s", "+5s", "s", "5s3", "1..5s", "5 s", "1y", "1h\t30m",
                       "\u{663}s", "\u{FF15}s", "5\u{17F}", "5s\u{301}", "5\u{212A}"])
     func rejects(text: String) {
         let error = #expect(throws: HumanDuration.ParseError.self) { try HumanDuration.parseSeconds(text) }

@@ -28,7 +28,7 @@ import Testing
             in: directory, main: "", handlers: Self.handler("a", writes: "a") + Self.handler("b", writes: "b1"))
         #expect(await coordinator.fetch("b", trigger: .manual)?.fetchResult == .newData)
         let main = try TestConfig.write(in: directory, main: "",
-                                        handlers: Self.handler("c", writes: "c") + Self.handler("b", writes: "b2"))
+                                        handlers: Self.handler("b", writes: "b2") + Self.handler("c", writes: "c"))
         await coordinator.apply(try ConfigLoader.load(mainFile: main))
 
         #expect(await coordinator.fetch("a", trigger: .manual) == nil, "a is no longer loaded")

@@ -275,9 +275,9 @@ struct EndToEndTests {
     }
 
     /// The state database was closed before the process ended: its log checkpointed into the
-    /// file and emptied (`StateStore.close`; an exit could cut short the checkpoint the pool's
-    /// deinitializer ran, and the next start had a log to replay).
+    /// file and emptied (`StateStore.close`), so the next start has no log to replay.
     private func expectClosedCleanly(_ daemon: DaemonProcess, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(FileManager.default.fileExists(atPath: daemon.directory.file("state/state.sqlite")), sourceLocation: sourceLocation)
         let wal = daemon.directory.file("state/state.sqlite-wal")
         let bytes = (try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int) ?? 0
         #expect(bytes == 0, "the WAL still holds \(bytes) bytes", sourceLocation: sourceLocation)

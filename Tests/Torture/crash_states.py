@@ -278,9 +278,8 @@ def main():
     shutil.copytree(base, before, symlinks=True)
     recorder = build_shim(RECORDER, root)
     # The harness checks itself: every call replayed must give the files the wake left, or the
-    # recorder missed a call and the states built from it would be wrong. (It once missed the
-    # checkpoint SQLite runs when the database closes, cut short by the exit on another thread;
-    # fetchd closes its database before exiting now, and a recording must replay exactly.)
+    # recorder missed a call and the states built from it would be wrong (a call made while the
+    # process is already exiting would be one: fetchd closes its database before it exits).
     shutil.copytree(base, work, symlinks=True)
     recorded = wake(args.bin_dir, root, work, {"LD_PRELOAD": recorder, "FSRECORD_LOG": f"{root}/record.log",
                                                "FSRECORD_PREFIXES": f"{work}/cache:{work}/state"})
