@@ -19,8 +19,8 @@ import Testing
     }
 
     /// After a reload that removes one handler, adds one and moves and changes another, a fetch
-    /// by name runs the handler the new configuration gives that name (the coordinator looks
-    /// names up in an index made again with each configuration).
+    /// by name runs the handler the new configuration gives that name (`LoadedConfig` looks
+    /// names up in an index of its own handlers).
     @Test func aFetchByNameRunsTheReloadedHandler() async throws {
         let directory = try TemporaryDirectory("reload-handlers")
         defer { directory.remove() }

@@ -10,7 +10,7 @@ extension FetchCoordinator {
 
     /// Applies `name`'s `push_limit` to a push arriving at `now` (`DeferredPushes.admit`).
     public func admitPush(_ name: String, data: String?, now: Date = Date()) throws(PushRefusal) -> AdmittedPush {
-        guard let handler = loadedHandler(named: name) else { throw .unknownHandler(name) }
+        guard let handler = config.handler(named: name) else { throw .unknownHandler(name) }
         return try pushes.admit(handler, data: data, now: now)
     }
 
@@ -18,7 +18,7 @@ extension FetchCoordinator {
     /// holding a push a wake took; by handler.
     func takeDuePushes(now: Date) -> [String: PendingPush] {
         let taken = pushes.takeDue(now: now) { name in
-            isRunning(name) || runtime[name]?.pushTaken == true ? nil : loadedHandler(named: name)
+            isRunning(name) || runtime[name]?.pushTaken == true ? nil : config.handler(named: name)
         }
         for name in taken.keys { runtime[name, default: HandlerRuntime()].pushTaken = true }
         return taken
@@ -45,6 +45,6 @@ extension FetchCoordinator {
     /// or it has no `push_token_file` (both answered alike). Read per request, so a reload's
     /// tokens take effect at once.
     func pushToken(of name: String) -> String? {
-        loadedHandler(named: name)?.pushToken
+        config.handler(named: name)?.pushToken
     }
 }

@@ -12,6 +12,6 @@ extension FetchCoordinator {
 
     /// Pauses the running transfers whose conditions stopped holding.
     func pauseTransfersWithUnmetConditions() {
-        pipeline.transfers.pause { name in loadedHandler(named: name).flatMap(unmetConditions) }
+        pipeline.transfers.pause { name in config.handler(named: name).flatMap(unmetConditions) }
     }
 }

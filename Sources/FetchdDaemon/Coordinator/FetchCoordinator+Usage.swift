@@ -16,7 +16,7 @@ extension FetchCoordinator {
 
     /// Records a use of `name`'s content (durably) and plans its next fetch again.
     public func recordUse(_ name: String, source: HandlerConfig.UsageSource, at date: Date = Date()) -> UseOutcome {
-        guard let handler = loadedHandler(named: name) else { return .unknownHandler }
+        guard let handler = config.handler(named: name) else { return .unknownHandler }
         do {
             try state.recordUse(of: name, at: date, utcOffsetSeconds: SystemTimeZone.secondsFromGMT(at: date),
                                 source: source.rawValue)
@@ -40,7 +40,7 @@ extension FetchCoordinator {
 
     /// What `fetchctl usage NAME` shows; nil when no such handler is loaded.
     public func usageReport(of name: String, now: Date = Date()) -> UsageReport? {
-        guard let handler = loadedHandler(named: name) else { return nil }
+        guard let handler = config.handler(named: name) else { return nil }
         return plans.planning.report(of: handler, now: now, planned: { plannedFetch(handler, now: now) })
     }
 

@@ -12,13 +12,7 @@ import Logging
 /// fetch and to take its record.
 public actor FetchCoordinator {
     /// The configuration in force.
-    public internal(set) var config: LoadedConfig {
-        didSet { handlerPlaces = Self.places(in: config) }
-    }
-    /// Each loaded handler's place in `config.handlers`, by name: pushes, uses, manual fetches
-    /// and the next wake's pending resumptions look handlers up by name, and without it each
-    /// would scan every configuration (ten thousand, in the benchmarks).
-    private var handlerPlaces: [String: Int]
+    public internal(set) var config: LoadedConfig
     /// Problems of the last reload, when it was rejected (the previous config stays in force).
     var rejectedReload: [ConfigDiagnostic] = []
     /// Runs, settles and publishes fetches.
@@ -37,7 +31,6 @@ public actor FetchCoordinator {
     /// Creates a coordinator over opened stores.
     public init(config: LoadedConfig, snapshots: SnapshotStore, state: StateStore, logger: Logger) {
         self.config = config
-        self.handlerPlaces = Self.places(in: config)
         self.logger = logger
         self.pipeline = FetchPipeline(snapshots: snapshots, state: state, daemon: config.daemon, logger: logger)
         self.plans = UsagePlans(planning: UsagePlanning(state: state))
@@ -49,20 +42,7 @@ public actor FetchCoordinator {
     public nonisolated var state: StateStore { pipeline.state }
 
     /// Whether a handler named `name` is loaded.
-    func isLoaded(_ name: String) -> Bool { handlerPlaces[name] != nil }
-
-    /// The loaded handler named `name`.
-    func loadedHandler(named name: String) -> HandlerConfig? { handlerPlaces[name].map { config.handlers[$0] } }
-
-    /// Each handler of `config` by name, at its place (names are unique: the loader drops
-    /// duplicates; the first would be kept).
-    private static func places(in config: LoadedConfig) -> [String: Int] {
-        var places = [String: Int](minimumCapacity: config.handlers.count)
-        for (place, handler) in config.handlers.enumerated() where places[handler.name] == nil {
-            places[handler.name] = place
-        }
-        return places
-    }
+    func isLoaded(_ name: String) -> Bool { config.handler(named: name) != nil }
 
     /// Whether `name` is running now.
     func isRunning(_ name: String) -> Bool { runtime[name]?.isRunning ?? false }
@@ -165,7 +145,7 @@ public actor FetchCoordinator {
         let wake = Scheduler.nextWake(waiting, states: states, now: now,
                                       heartbeatSeconds: config.daemon.heartbeatSeconds, planned: plannedDates(now: now))
         let resume = transferResumeDates(states: states, now: now)
-            .filter { name, _ in loadedHandler(named: name).map { unmetConditions($0) == nil } ?? false }.values.min()
+            .filter { name, _ in config.handler(named: name).map { unmetConditions($0) == nil } ?? false }.values.min()
         return min(wake, nextPushDue() ?? .distantFuture, resume ?? .distantFuture)
     }
 
@@ -183,7 +163,7 @@ public actor FetchCoordinator {
     /// cannot know what the push announced.
     public func fetchJoining(_ name: String, trigger: FetchTrigger,
                              push: PendingPush? = nil) async -> (record: FetchRecord, joined: Bool)? {
-        guard let handler = loadedHandler(named: name) else { return nil }
+        guard let handler = config.handler(named: name) else { return nil }
         return await fetch(handler, trigger: trigger, state: .unread, deferred: push)
     }
 
