@@ -21,10 +21,7 @@ public struct WakeTally: Sendable, Equatable {
     /// Counts one finished fetch.
     public mutating func add(_ record: FetchRecord) {
         fetches += 1
-        switch record.fetchResult {
-        case .newData: newData += 1
-        case .noData: break
-        case .failed, .expired, nil: failures += 1
-        }
+        if record.fetchResult == .newData { newData += 1 }
+        if record.fetchResult?.isFailure ?? true { failures += 1 }  // an unreadable result too
     }
 }
