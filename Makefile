@@ -19,7 +19,7 @@ TEST_PACKAGES := systemd dbus dbus-daemon polkitd python3-dbus python3-gi procps
 RUN_DIR := $(CURDIR)/.fetchd
 BIN_DIR = $(shell $(SWIFT) build --show-bin-path)
 
-.PHONY: all deps test-deps install-packages build run status man man-check test test-asan test-tsan bench-http bench-idle bench-config bench-transfer \
+.PHONY: all deps test-deps install-packages build run status man man-check test test-asan test-tsan bench-http bench-idle bench-config bench-async-shape bench-transfer \
 	bench-planner bench-learning fuzz fuzz-build fuzz-config fuzz-trace fuzz-control fuzz-headers fuzz-push fuzz-json crash-states io-faults soak soak-plot torture release install uninstall clean
 
 all: build
@@ -164,6 +164,16 @@ bench-config: deps
 	$(SWIFT) build -c release --product fetchd
 	python3 bench/config_bench.py --fetchd $$($(SWIFT) build -c release --show-bin-path)/fetchd \
 		--json bench/results/config-$$(date +%Y%m%d).json $(BENCH_ARGS)
+
+# What a fetch's async shape costs with no work in it (task, actor hops, two continuations resumed
+# from other threads), on libdispatch's executor and on NIO's, three alternating pairs of runs
+# (bench/async_shape/Sources/async-shape/main.swift; a package of its own, so fetchd does not build it).
+bench-async-shape: deps
+	cd bench/async_shape && $(SWIFT) build -c release
+	for run in 1 2 3; do \
+		bench/async_shape/.build/release/async-shape 20000 | tail -1; \
+		bench/async_shape/.build/release/async-shape 20000 nio | tail -1; \
+	done
 
 # One background transfer of a 1 GiB file served by nginx on loopback against `curl -o`
 # (see bench/transfer_bench.py). BENCH_ARGS="--size-mib 256 --repeat 2" for a shorter run.
