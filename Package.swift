@@ -119,6 +119,8 @@ let package = Package(
             name: "fetchd",
             dependencies: [
                 "FetchdDaemon", "FetchdConfig", "FetchdCore", "FetchdSnapshots", "FetchdSystemd",
+                // The global-executor hook, set without dlsym (GlobalExecutor).
+                "CPosixShim",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 // Swift concurrency's executor (FetchdMain).

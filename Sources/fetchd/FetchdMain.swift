@@ -1,7 +1,5 @@
 import Dispatch
 import Glibc
-import NIOCore
-import NIOPosix
 
 /// The process's entry point: runs Swift concurrency on NIO's event-loop threads, then
 /// `FetchdCommand`.
@@ -25,7 +23,7 @@ import NIOPosix
 enum FetchdMain {
     /// Installs the executor, starts the command in a task and parks the main thread.
     static func main() {
-        if !NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() {
+        if !GlobalExecutor.installNIOLoops() {
             // A toolchain or runtime NIO has no hook for: everything still works, idle costs
             // wake-ups. (The logger is not set up yet: said on stderr, the journal under systemd.)
             let note = "fetchd: Swift concurrency stays on libdispatch's executor: expect a wake-up a second while idle\n"

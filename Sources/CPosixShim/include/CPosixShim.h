@@ -54,4 +54,12 @@ pid_t fetchd_spawn(const char *path, char *const argv[], char *const envp[], int
 /// `fetchd_spawn`'s failed steps: joining the control group, or anything else.
 enum { FETCHD_SPAWN_STEP_OTHER = 0, FETCHD_SPAWN_STEP_CGROUP = 1 };
 
+#include <stdbool.h>
+
+/// Sets Swift concurrency's global-executor hook (`swift_task_enqueueGlobal_hook`) to `hook`, a
+/// function with Swift's calling convention taking the job and the original enqueue function,
+/// unless a hook is already set. Returns whether it was set. See executor_hook.c for why not
+/// through dlsym.
+bool fetchd_install_enqueue_global_hook(void *hook);
+
 #endif
