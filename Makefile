@@ -18,8 +18,19 @@ TEST_PACKAGES := systemd dbus dbus-daemon polkitd python3-dbus python3-gi procps
 	$(MAN_PACKAGES) man-db
 RUN_DIR := $(CURDIR)/.fetchd
 BIN_DIR = $(shell $(SWIFT) build --show-bin-path)
+# The one place the version is written is Defaults.swift; the man pages' footer is made from it,
+# and `make deb` refuses a debian/changelog whose newest entry is for another version.
+VERSION := $(shell sed -n 's/^ *public static let version = "\(.*\)"$$/\1/p' Sources/FetchdCore/Defaults.swift)
+# The release build, as installed and packaged: the Swift runtime and Foundation linked in
+# (glibc's build; the static musl SDK cannot link libsystemd), so the binaries need only Debian's
+# libraries and no RUNPATH into the toolchain; relocations read-only after start (Debian's
+# hardening flags). SWIFT_FOLDER_FLAGS names SwiftPM's cache and configuration folders when HOME
+# is not the caller's (debian/rules).
+RELEASE_FLAGS := --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now
+SWIFT_FOLDER_FLAGS ?=
+RELEASE_BUILD = $(SWIFT) build -c release $(RELEASE_FLAGS) $(SWIFT_FOLDER_FLAGS)
 
-.PHONY: all deps test-deps install-packages build run status man man-check test test-asan test-tsan bench-http bench-idle bench-config bench-async-shape bench-transfer \
+.PHONY: all deps test-deps install-packages build run status man man-check deb test test-asan test-tsan bench-http bench-idle bench-config bench-package bench-async-shape bench-transfer \
 	bench-planner bench-learning fuzz fuzz-build fuzz-config fuzz-trace fuzz-control fuzz-headers fuzz-push fuzz-json crash-states io-faults soak soak-plot torture release install uninstall clean
 
 all: build
@@ -62,7 +73,9 @@ status:
 # 3. The CPU-bound suites apart: the planner's simulations, the limiter's contention test, and
 #    the short fault runs that load the whole machine (10,000 handlers, 2,000 forked children,
 #    endless output, two minutes of the soak: FaultTortureTests).
-# 4. FetchdSystemdTests last: fetchd under a real systemd in a namespace of its own.
+# 4. FetchdSystemdTests last: fetchd under a real systemd in a namespace of its own, and the
+#    Debian package (`make deb`, built once per run; FETCHD_DEB_DIR) installed, upgraded and
+#    purged there by apt and dpkg.
 # The passes are shared with the sanitizer runs below: $(call test-passes,BIN_DIR,SWIFT_TEST_OPTIONS,ENV).
 # Tests/test_pass.sh repeats a failed pass's failures at the end of the output (CI shows the tail).
 CPU_BOUND_TESTS := FetchdPlannerTests|ConcurrencyLimiterTests|FaultTortureTests
@@ -79,10 +92,12 @@ MAN_SOURCES := $(wildcard docs/man/*.scd)
 MAN_PAGES := $(patsubst docs/man/%.scd,.build/man/%,$(MAN_SOURCES))
 man: $(MAN_PAGES)
 
-.build/man/%: docs/man/%.scd
+# The pages' footer names the version (@VERSION@ in each page's first line). Rendered again
+# when Defaults.swift changes, which may change the version.
+.build/man/%: docs/man/%.scd Sources/FetchdCore/Defaults.swift
 	@$(MAKE) --no-print-directory install-packages PACKAGES="$(MAN_PACKAGES)"
 	@mkdir -p .build/man
-	scdoc < $< > $@.tmp && mv $@.tmp $@
+	sed 's/@VERSION@/$(VERSION)/g' $< | scdoc > $@.tmp && mv $@.tmp $@
 
 # Every page renders without a warning from man or groff (a stray macro, a line that cannot be
 # broken, an unknown escape); the tests check that every config key and fetchctl option is in them.
@@ -92,9 +107,9 @@ man-check: $(MAN_PAGES)
 		if [ -n "$$warnings" ]; then echo "$$page: man --warnings:"; echo "$$warnings"; exit 1; fi; \
 	done; echo "man pages render without warnings: $(notdir $(MAN_PAGES))"
 
-test: test-deps man-check
+test: test-deps man-check deb
 	$(SWIFT) build --build-tests
-	$(call test-passes,$(BIN_DIR))
+	$(call test-passes,$(BIN_DIR),,FETCHD_DEB_DIR=$(CURDIR)/$(DEB_DIR))
 
 # The same four passes with AddressSanitizer (and LeakSanitizer) or ThreadSanitizer, each in its
 # own build folder (docs/reliability.md). Not part of `make test` or `make torture`: a sanitized
@@ -146,24 +161,33 @@ test-tsan: test-deps
 BENCH_ARGS ?=
 bench-http: deps
 	@$(MAKE) --no-print-directory install-packages PACKAGES="nginx-light curl gcc libc6-dev"
-	$(SWIFT) build -c release --product fetchd
-	python3 bench/http_bench.py --bin-dir $$($(SWIFT) build -c release --show-bin-path) \
+	$(RELEASE_BUILD) --product fetchd
+	python3 bench/http_bench.py --bin-dir $$($(RELEASE_BUILD) --show-bin-path) \
 		--json bench/results/http-$$(date +%Y%m%d).json $(BENCH_ARGS)
 
 # What an idle fetchd costs: wake-ups per minute per thread and RSS / PSS / anonymous memory, with
 # 100 http handlers not due for hours, over 10 minutes (see bench/idle_bench.py).
 # BENCH_ARGS="--seconds 60" for a shorter look.
 bench-idle: deps
-	$(SWIFT) build -c release --product fetchd
-	python3 bench/idle_bench.py --fetchd $$($(SWIFT) build -c release --show-bin-path)/fetchd \
+	$(RELEASE_BUILD) --product fetchd
+	python3 bench/idle_bench.py --fetchd $$($(RELEASE_BUILD) --show-bin-path)/fetchd \
 		--json bench/results/idle-$$(date +%Y%m%d).json $(BENCH_ARGS)
 
 # Loading a configuration of N handlers (one file each), as a start or a reload does
 # (`fetchd --check-config`), against Python's tomllib parsing the same files (see bench/config_bench.py).
 bench-config: deps
-	$(SWIFT) build -c release --product fetchd
-	python3 bench/config_bench.py --fetchd $$($(SWIFT) build -c release --show-bin-path)/fetchd \
+	$(RELEASE_BUILD) --product fetchd
+	python3 bench/config_bench.py --fetchd $$($(RELEASE_BUILD) --show-bin-path)/fetchd \
 		--json bench/results/config-$$(date +%Y%m%d).json $(BENCH_ARGS)
+
+# The package's sizes, then the packaged (statically linked) fetchd against the same sources
+# linked to the toolchain's shared Swift runtime (.build-dynamic), alternating: time to READY=1
+# and idle memory (see bench/package_bench.py).
+DYNAMIC_BUILD = $(SWIFT) build -c release --scratch-path .build-dynamic
+bench-package: deb
+	$(DYNAMIC_BUILD) --product fetchd
+	python3 bench/package_bench.py --deb $$(ls $(DEB_DIR)/fetchd_*.deb) --dynamic $$($(DYNAMIC_BUILD) --show-bin-path) \
+		--json bench/results/package-$$(date +%Y%m%d).json $(BENCH_ARGS)
 
 # What a fetch's async shape costs with no work in it (task, actor hops, two continuations resumed
 # from other threads), on libdispatch's executor and on NIO's, three alternating pairs of runs
@@ -179,8 +203,8 @@ bench-async-shape: deps
 # (see bench/transfer_bench.py). BENCH_ARGS="--size-mib 256 --repeat 2" for a shorter run.
 bench-transfer: deps
 	@$(MAKE) --no-print-directory install-packages PACKAGES="nginx-light curl"
-	$(SWIFT) build -c release --product fetchd
-	python3 bench/transfer_bench.py --bin-dir $$($(SWIFT) build -c release --show-bin-path) \
+	$(RELEASE_BUILD) --product fetchd
+	python3 bench/transfer_bench.py --bin-dir $$($(RELEASE_BUILD) --show-bin-path) \
 		--json bench/results/transfer-$$(date +%Y%m%d).json $(BENCH_ARGS)
 
 # The planner on the real usage traces (bench/traces/real) and the synthetic ones (../shared/traces),
@@ -190,16 +214,16 @@ bench-transfer: deps
 # (Sources/FetchdPlanner/PopulationPrior.swift) is what bench/population_prior.py makes of the corpus.
 bench-learning: deps
 	python3 bench/population_prior.py --check
-	$(SWIFT) build -c release --product fetchctl
-	python3 bench/learning_bench.py $$($(SWIFT) build -c release --show-bin-path) --check \
+	$(RELEASE_BUILD) --product fetchctl
+	python3 bench/learning_bench.py $$($(RELEASE_BUILD) --show-bin-path) --check \
 		--policy learned --policy time-of-day --policy profile --json bench/results/learning-$$(date +%Y%m%d).json
 
 # The usage planner on the synthetic traces (fetchctl simulate), and planning time per decision;
 # then the bound: what a policy that knows each habit's true time and jitter could reach; then a
 # yardstick: per-habit chains learned online (bench/chain_policy.py).
 bench-planner: deps
-	$(SWIFT) build -c release --product fetchctl
-	python3 bench/planner_bench.py $$($(SWIFT) build -c release --show-bin-path) bench/results/planner-$$(date +%Y%m%d).json
+	$(RELEASE_BUILD) --product fetchctl
+	python3 bench/planner_bench.py $$($(RELEASE_BUILD) --show-bin-path) bench/results/planner-$$(date +%Y%m%d).json
 	python3 bench/planner_bound.py --check
 	python3 bench/chain_policy.py
 
@@ -254,7 +278,7 @@ SOAK_MINUTES ?= 120
 soak: release
 	@# The file is named once: a two-hour run may end on the next day.
 	json=bench/results/soak-release-$$(date +%Y%m%d).json && \
-	python3 Tests/Torture/soak_torture.py --bin-dir $$($(SWIFT) build -c release --show-bin-path) \
+	python3 Tests/Torture/soak_torture.py --bin-dir $$($(RELEASE_BUILD) --show-bin-path) \
 		--minutes $(SOAK_MINUTES) --json $$json && \
 	$(MAKE) --no-print-directory soak-plot SOAK_JSON=$$json
 
@@ -299,17 +323,31 @@ torture: build
 	$(MAKE) --no-print-directory soak-plot SOAK_JSON=$$json
 	@$(MAKE) --no-print-directory -j3 --output-sync=target fuzz FUZZ_SECONDS=600
 
-# Installs the binaries, their man pages and shell completions, the units (system and user), the polkit rule that lets the fetchd user
-# start its planned timers, the default config (an existing config is kept) and the example
-# handler files (to copy into /etc/fetchd/handlers.d; none is enabled by installing). Then:
-# systemd-sysusers; systemctl daemon-reload; systemctl enable --now fetchd.socket fetchd-wake.timer fetchd
-UNIT_DIR = $(DESTDIR)$(PREFIX)/lib/systemd
+# Installs the binaries, their man pages and shell completions, the units (system and user), the
+# polkit rule that lets the fetchd user start its planned timers, the default config (an existing
+# config is kept) and the example handler files (to copy into /etc/fetchd/handlers.d; none is
+# enabled by installing). Then: systemd-sysusers; systemctl daemon-reload;
+# systemctl enable --now fetchd.socket fetchd-wake.timer fetchd. `make deb` packages what this
+# installs with PREFIX=/usr.
+# Units and the sysusers entry go where systemd reads them: under PREFIX, or, with PREFIX=/usr
+# (a package), the folders systemd's pkg-config file names (Debian 12: /lib/systemd/system, the
+# only folder its dh_installsystemd reads; later releases: /usr/lib/systemd/system).
+ifeq ($(PREFIX),/usr)
+SYSTEMD_PC = $(shell pkg-config --variable=$(1) systemd 2>/dev/null)
+SYSTEM_UNIT_DIR ?= $(or $(call SYSTEMD_PC,systemdsystemunitdir),/usr/lib/systemd/system)
+USER_UNIT_DIR ?= $(or $(call SYSTEMD_PC,systemduserunitdir),/usr/lib/systemd/user)
+SYSUSERS_DIR ?= $(or $(call SYSTEMD_PC,sysusersdir),/usr/lib/sysusers.d)
+else
+SYSTEM_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
+USER_UNIT_DIR ?= $(PREFIX)/lib/systemd/user
+SYSUSERS_DIR ?= $(PREFIX)/lib/sysusers.d
+endif
 # polkit reads rules only from /usr/share/polkit-1/rules.d and /etc/polkit-1/rules.d, whatever PREFIX.
 POLKIT_RULES_DIR ?= /usr/share/polkit-1/rules.d
 # The optimised build, as a service should run it (`make install` installs this one).
 release: deps
-	$(SWIFT) build -c release --product fetchd
-	$(SWIFT) build -c release --product fetchctl
+	$(RELEASE_BUILD) --product fetchd
+	$(RELEASE_BUILD) --product fetchctl
 
 # Shell completions, written by swift-argument-parser from the commands themselves, where each
 # shell's packaged completions live.
@@ -318,29 +356,54 @@ COMPLETION_DIRS := $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
 
 MAN_DIR = $(DESTDIR)$(PREFIX)/share/man
 
+# bash sources its completion files, so the generated script's #!/bin/bash line is dropped.
+
 install: release man
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)/etc/fetchd/handlers.d $(UNIT_DIR)/system $(UNIT_DIR)/user \
-		$(DESTDIR)$(PREFIX)/lib/sysusers.d $(DESTDIR)$(POLKIT_RULES_DIR) $(COMPLETION_DIRS)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)/etc/fetchd/handlers.d $(DESTDIR)$(SYSTEM_UNIT_DIR) \
+		$(DESTDIR)$(USER_UNIT_DIR) $(DESTDIR)$(SYSUSERS_DIR) $(DESTDIR)$(POLKIT_RULES_DIR) $(COMPLETION_DIRS)
 	for page in $(MAN_PAGES); do section=$${page##*.}; \
 		install -d $(MAN_DIR)/man$$section && install -m 0644 $$page $(MAN_DIR)/man$$section/ || exit 1; done
 	install -m 0644 systemd/60-fetchd.rules $(DESTDIR)$(POLKIT_RULES_DIR)/60-fetchd.rules
-	install -m 0644 systemd/fetchd.sysusers $(DESTDIR)$(PREFIX)/lib/sysusers.d/fetchd.conf
-	release=$$($(SWIFT) build -c release --show-bin-path) && \
+	install -m 0644 systemd/fetchd.sysusers $(DESTDIR)$(SYSUSERS_DIR)/fetchd.conf
+	release=$$($(RELEASE_BUILD) --show-bin-path) && \
 	install -m 0755 $$release/fetchd $$release/fetchctl $(DESTDIR)$(PREFIX)/bin/ && \
 	for tool in fetchd fetchctl; do \
-		$$release/$$tool --generate-completion-script bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$tool && \
+		$$release/$$tool --generate-completion-script bash | sed '1{/^#!/d}' \
+			> $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$tool && \
 		$$release/$$tool --generate-completion-script zsh > $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_$$tool && \
 		$$release/$$tool --generate-completion-script fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/$$tool.fish \
 		|| exit 1; \
 	done
 	for unit in systemd/*.service systemd/*.socket systemd/*.timer; do \
-		sed 's#@bindir@#$(PREFIX)/bin#g' $$unit > $(UNIT_DIR)/system/$$(basename $$unit); done
+		sed 's#@bindir@#$(PREFIX)/bin#g' $$unit > $(DESTDIR)$(SYSTEM_UNIT_DIR)/$$(basename $$unit); done
 	for unit in systemd/user/*; do \
-		sed 's#@bindir@#$(PREFIX)/bin#g' $$unit > $(UNIT_DIR)/user/$$(basename $$unit); done
-	chmod 0644 $(UNIT_DIR)/system/fetchd* $(UNIT_DIR)/user/fetchd*
+		sed 's#@bindir@#$(PREFIX)/bin#g' $$unit > $(DESTDIR)$(USER_UNIT_DIR)/$$(basename $$unit); done
+	chmod 0644 $(DESTDIR)$(SYSTEM_UNIT_DIR)/fetchd* $(DESTDIR)$(USER_UNIT_DIR)/fetchd*
 	[ -e $(DESTDIR)/etc/fetchd/fetchd.toml ] || install -m 0644 config/fetchd.toml $(DESTDIR)/etc/fetchd/fetchd.toml
 	install -d $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples
 	install -m 0644 config/handlers.d/*.toml systemd/user-handlers.conf $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples/
+
+# The Debian package, from this tree, offline: dpkg-buildpackage runs debian/rules, whose build
+# and install steps are `make release man` and `make install DESTDIR=debian/fetchd PREFIX=/usr`;
+# debhelper adds the maintainer scripts, Depends: from the binaries' libraries, and compresses
+# the pages. The release build runs first, here, with the caller's HOME (SwiftPM's caches, git's
+# configuration). lintian must find no error and no warning that debian/fetchd.lintian-overrides
+# does not explain. Writes .build/deb/fetchd_VERSION-REVISION_ARCH.deb (and its -dbgsym .ddeb).
+DEB_PACKAGES := debhelper dpkg-dev lintian
+DEB_DIR := .build/deb
+SWIFTPM_FOLDERS = --cache-path $(HOME)/.cache/org.swift.swiftpm --config-path $(HOME)/.swiftpm/configuration \
+	--security-path $(HOME)/.swiftpm/security
+deb: release man
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(DEB_PACKAGES)"
+	@changelog=$$(dpkg-parsechangelog -S Version); if [ "$${changelog%-*}" != "$(VERSION)" ]; then \
+		echo "debian/changelog's newest entry is $$changelog, but Defaults.swift says $(VERSION):" \
+			"add an entry for $(VERSION)-1 (dch -v $(VERSION)-1)" >&2; exit 1; fi
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)
+	SWIFTPM_FOLDERS="$(SWIFTPM_FOLDERS)" DEB_OUT_DIR=$(CURDIR)/$(DEB_DIR) dpkg-buildpackage --build=binary \
+		--no-sign --buildinfo-option=-u$(DEB_DIR) --changes-option=-u$(DEB_DIR) \
+		--buildinfo-file=$(DEB_DIR)/fetchd.buildinfo --changes-file=$(DEB_DIR)/fetchd.changes
+	lintian --fail-on error,warning $(DEB_DIR)/fetchd_*.deb
+	@ls -l $(DEB_DIR)/*.deb
 
 # Removes what `make install` put in place (same DESTDIR and PREFIX). The configuration in
 # /etc/fetchd, the state in /var/lib/fetchd and the snapshots in /var/cache/fetchd stay: remove
@@ -351,11 +414,12 @@ uninstall:
 	for tool in fetchd fetchctl; do rm -f $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$tool \
 		$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_$$tool \
 		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/$$tool.fish; done
-	for unit in systemd/*.service systemd/*.socket systemd/*.timer; do rm -f $(UNIT_DIR)/system/$$(basename $$unit); done
-	for unit in systemd/user/*; do rm -f $(UNIT_DIR)/user/$$(basename $$unit); done
-	rm -f $(DESTDIR)$(PREFIX)/lib/sysusers.d/fetchd.conf $(DESTDIR)$(POLKIT_RULES_DIR)/60-fetchd.rules
+	for unit in systemd/*.service systemd/*.socket systemd/*.timer; do rm -f $(DESTDIR)$(SYSTEM_UNIT_DIR)/$$(basename $$unit); done
+	for unit in systemd/user/*; do rm -f $(DESTDIR)$(USER_UNIT_DIR)/$$(basename $$unit); done
+	rm -f $(DESTDIR)$(SYSUSERS_DIR)/fetchd.conf $(DESTDIR)$(POLKIT_RULES_DIR)/60-fetchd.rules
 	rm -rf $(DESTDIR)$(PREFIX)/share/doc/fetchd
 	for page in $(MAN_PAGES); do rm -f $(MAN_DIR)/man$${page##*.}/$$(basename $$page); done
 
 clean:
-	rm -rf .build $(RUN_DIR)
+	rm -rf .build $(RUN_DIR) debian/.debhelper debian/fetchd debian/files debian/*.debhelper debian/*.debhelper.log \
+		debian/*.substvars debian/debhelper-build-stamp

@@ -51,10 +51,9 @@ extension SystemdNamespace {
                 done
                 grep -q ":/\(cgroupName)$" /proc/self/cgroup
             done
-            # Private state: nothing systemd or a unit writes here reaches the host. /etc is a
-            # private copy (3 MB), so systemd-sysusers and the like cannot touch the host's users.
+            # Private state: nothing systemd or a unit writes here reaches the host.
             mount -t tmpfs -o mode=755 tmpfs /run
-            mkdir -p /run/fetchd-test/etc && cp -a /etc/. /run/fetchd-test/etc/ && mount --bind /run/fetchd-test/etc /etc
+            \(rootMounts())
             for d in /etc/systemd/system /var/tmp /var/lib/systemd /var/log/journal; do
                 if [ -d "$d" ]; then mount -t tmpfs -o mode=755 tmpfs "$d"; fi
             done
@@ -75,6 +74,7 @@ extension SystemdNamespace {
                 printf '[Unit]\\nDescription=%s (fetchd test stub)\\nDefaultDependencies=no\\n' $t > $U/$t.target
             done
             echo 'RefuseManualStart=yes' >> $U/shutdown.target
+            \(unitPathMounts())
             cat > $U/fetchd-test.target <<'EOF'
             [Unit]
             Description=fetchd test target
@@ -82,12 +82,49 @@ extension SystemdNamespace {
             After=systemd-journald.service \(dbus ? "dbus.socket" : "")
             AllowIsolate=yes
             EOF
-            exec env container=fetchd-test SYSTEMD_UNIT_PATH=/etc/systemd/system:$U \\
+            exec env container=fetchd-test SYSTEMD_UNIT_PATH=/etc/systemd/system:$U\(unitPathTail) \\
                 SYSTEMD_GENERATOR_PATH=/run/fetchd-test/no-generators \\
                 SYSTEMD_ENVIRONMENT_GENERATOR_PATH=/run/fetchd-test/no-generators \\
                 \(Self.systemdBinary) --system --unit=fetchd-test.target --log-target=journal --log-level=info
 
             """
+    }
+
+    /// The boot script's lines that make `/etc` private, or lay the overlays of `Root.overlays`.
+    private func rootMounts() -> String {
+        switch root {
+        case .privateCopyOfEtc:
+            return """
+                # /etc is a private copy (3 MB), so systemd-sysusers and the like cannot touch the host's users.
+                mkdir -p /run/fetchd-test/etc && cp -a /etc/. /run/fetchd-test/etc/ && mount --bind /run/fetchd-test/etc /etc
+                """
+        case .overlays(let hidden):
+            let covers = hidden.map { "if [ -d '\($0)' ]; then mount -t tmpfs -o ro,mode=755 tmpfs '\($0)'; fi" }
+            // /lib is a link into /usr on Debian 12; /var holds dpkg's and apt's databases, caches and logs.
+            return """
+                # Writes to /usr, /etc and /var land in tmpfs upper layers: dpkg, apt and the
+                # package's scripts change nothing on the host.
+                for d in usr etc var; do
+                    o=/run/fetchd-test/overlay/$d
+                    mkdir -p $o/upper $o/work
+                    mount -t overlay overlay -o lowerdir=/$d,upperdir=$o/upper,workdir=$o/work /$d
+                done
+                \(covers.joined(separator: "\n"))
+                """
+        }
+    }
+
+    /// With `Root.overlays`, an empty tmpfs over `/lib/systemd/system` (laid after the journal's
+    /// and D-Bus's units were copied) hides the host's units; a package installs its own there.
+    private func unitPathMounts() -> String {
+        guard case .overlays = root else { return "" }
+        return "mount -t tmpfs -o mode=755 tmpfs /usr/lib/systemd/system"
+    }
+
+    /// What follows the private folders on systemd's unit path.
+    private var unitPathTail: String {
+        guard case .overlays = root else { return "" }
+        return ":/lib/systemd/system"
     }
 
     /// Removes this namespace's cgroups, deepest first (retrying while dead tasks are reaped).

@@ -48,6 +48,18 @@ final class SystemdNamespace {
         }
     }
 
+    /// How the namespace sees the host's system folders.
+    enum Root {
+        /// `/etc` is a private copy and systemd sees only the units tests install.
+        case privateCopyOfEtc
+        /// `/usr`, `/etc` and `/var` are overlays whose upper layers are tmpfs, so dpkg and apt can
+        /// install, upgrade and purge a package without writing to the host; systemd also reads
+        /// `/lib/systemd/system` (an empty tmpfs at boot, so only what is installed there shows);
+        /// each folder of `hidden` is covered by an empty read-only one (e.g. the Swift toolchain,
+        /// so that an installed program that needs it fails).
+        case overlays(hidden: [String])
+    }
+
     /// Folders mounted privately (from folders of `directory`) unless the caller names others.
     static let defaultPrivateDirectories = ["/etc/fetchd", "/var/lib/fetchd", "/var/cache/fetchd", "/var/log/fetchd"]
     /// Where systemd's binary lives.
@@ -90,6 +102,8 @@ final class SystemdNamespace {
     let privateDirectories: [String]
     /// The nice value of everything in the namespace.
     let niceness: Int
+    /// How the host's system folders are seen inside.
+    let root: Root
     /// `sh` holding `unshare`: as soon as its stdin, the pipe whose write end is `lifeline`, reaches
     /// end of file — on `shutdown()`, or when the test process dies, however it dies — it SIGKILLs
     /// PID 1, then `unshare` (whose `--kill-child` SIGKILLs PID 1 too), and reaps them.
@@ -103,13 +117,14 @@ final class SystemdNamespace {
     /// Everything in the namespace runs at `niceness` (10 by default), so that a busy systemd
     /// does not starve the timing-sensitive tests that `swift test` runs alongside.
     init(privateDirectories: [String] = defaultPrivateDirectories, dbus: Bool = true, niceness: Int = 10,
-         timeoutSeconds: Double = 30) async throws {
+         root: Root = .privateCopyOfEtc, timeoutSeconds: Double = 30) async throws {
         if let reason = Self.unavailableReason { throw Failure.bootFailed(reason) }
         let id = UUID().uuidString.prefix(8).lowercased()
         cgroupName = "fetchd-sd-" + id
         directory = try TemporaryDirectory("fetchd-systemd-" + id)
         self.privateDirectories = privateDirectories
         self.niceness = niceness
+        self.root = root
         self.dbus = dbus && FileManager.default.fileExists(atPath: "/lib/systemd/system/dbus.socket")
             && FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon")
         do { try await boot(timeoutSeconds: timeoutSeconds) } catch { shutdown(); throw error }
