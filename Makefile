@@ -389,7 +389,7 @@ install: release man
 # the pages. The release build runs first, here, with the caller's HOME (SwiftPM's caches, git's
 # configuration). lintian must find no error and no warning that debian/fetchd.lintian-overrides
 # does not explain. Writes .build/deb/fetchd_VERSION-REVISION_ARCH.deb (and its -dbgsym .ddeb).
-DEB_PACKAGES := debhelper dpkg-dev lintian
+DEB_PACKAGES := debhelper dpkg-dev lintian systemd
 DEB_DIR := .build/deb
 SWIFTPM_FOLDERS = --cache-path $(HOME)/.cache/org.swift.swiftpm --config-path $(HOME)/.swiftpm/configuration \
 	--security-path $(HOME)/.swiftpm/security
