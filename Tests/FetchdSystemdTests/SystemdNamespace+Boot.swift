@@ -6,6 +6,18 @@ import Glibc
 
 /// The boot script, cgroup clean-up and process lookups behind `SystemdNamespace`.
 extension SystemdNamespace {
+    /// How the namespace sees the host's system folders.
+    enum Root {
+        /// `/etc` is a private copy and systemd sees only the units tests install.
+        case privateCopyOfEtc
+        /// `/usr`, `/etc` and `/var` are overlays whose upper layers are tmpfs, so dpkg and apt can
+        /// install, upgrade and purge a package without writing to the host; systemd also reads
+        /// `/lib/systemd/system` (an empty tmpfs at boot, so only what is installed there shows);
+        /// each folder of `hidden` is covered by an empty read-only one (e.g. the Swift toolchain,
+        /// so that an installed program that needs it fails).
+        case overlays(hidden: [String])
+    }
+
     /// The host PIDs of every process in the PID namespace `namespace` (as in `pidNamespace`).
     static func processes(inNamespace namespace: String) -> [pid_t] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []

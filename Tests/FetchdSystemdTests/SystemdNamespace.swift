@@ -19,6 +19,8 @@ import Glibc
 /// - `/run`, `/var/tmp`, `/var/lib/systemd`, `/var/log/journal` and `/var/{lib,cache,log}/private`
 ///   are private tmpfs mounts; each of `privateDirectories` is a bind mount of a folder of
 ///   `directory`, so tests can read what services wrote there from the host.
+/// - `/etc` is a private copy; with `Root.overlays`, `/usr`, `/etc` and `/var` are overlays with
+///   tmpfs upper layers instead, for tests that install a package with dpkg and apt.
 /// - The host's `/tmp` stays visible (tests share files through it). `shutdown()` stops every unit
 ///   before the SIGKILL so that `PrivateTmp=yes` folders (`/tmp/systemd-private-*`) are removed.
 /// - systemd's own log goes to the namespace's journal (`journalctl _PID=1`), never to the host.
@@ -46,18 +48,6 @@ final class SystemdNamespace {
             case .commandFailed(let argv, let output): "\(argv.joined(separator: " ")) failed: \(output)"
             }
         }
-    }
-
-    /// How the namespace sees the host's system folders.
-    enum Root {
-        /// `/etc` is a private copy and systemd sees only the units tests install.
-        case privateCopyOfEtc
-        /// `/usr`, `/etc` and `/var` are overlays whose upper layers are tmpfs, so dpkg and apt can
-        /// install, upgrade and purge a package without writing to the host; systemd also reads
-        /// `/lib/systemd/system` (an empty tmpfs at boot, so only what is installed there shows);
-        /// each folder of `hidden` is covered by an empty read-only one (e.g. the Swift toolchain,
-        /// so that an installed program that needs it fails).
-        case overlays(hidden: [String])
     }
 
     /// Folders mounted privately (from folders of `directory`) unless the caller names others.
