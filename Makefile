@@ -332,7 +332,7 @@ torture: build
 # Units and the sysusers entry go where systemd reads them: under PREFIX, or, with PREFIX=/usr
 # (a package), the folders systemd's pkg-config file names (Debian 12: /lib/systemd/system, the
 # only folder its dh_installsystemd reads; later releases: /usr/lib/systemd/system).
-ifeq ($(PREFIX),/usr)
+ifeq ($(patsubst %/,%,$(PREFIX)),/usr)
 SYSTEMD_PC = $(shell pkg-config --variable=$(1) systemd 2>/dev/null)
 SYSTEM_UNIT_DIR ?= $(or $(call SYSTEMD_PC,systemdsystemunitdir),/usr/lib/systemd/system)
 USER_UNIT_DIR ?= $(or $(call SYSTEMD_PC,systemduserunitdir),/usr/lib/systemd/user)

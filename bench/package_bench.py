@@ -68,7 +68,7 @@ def package_sizes(deb):
     installed = subprocess.run(["dpkg-deb", "-f", deb, "Installed-Size"], check=True, capture_output=True, text=True)
     listing = subprocess.run(["dpkg-deb", "-c", deb], check=True, capture_output=True, text=True).stdout
     binaries = {line.split()[-1].rsplit("/", 1)[-1]: int(line.split()[2]) // 1024
-                for line in listing.splitlines() if "/usr/bin/" in line}
+                for line in listing.splitlines() if "/usr/bin/" in line and not line.endswith("/")}
     return {"deb_kib": os.path.getsize(deb) // 1024, "installed_kib": int(installed.stdout.strip()),
             "binaries_kib": binaries}
 

@@ -91,12 +91,27 @@ public enum ConfigLoader {
                             diagnostics: diagnostics, handlersDirectory: handlersDirectory)
     }
 
-    /// Every problem in `path`, for `fetchd --check-config` and `fetchctl check-config FILE`.
-    /// A file holding only `[[handler]]` tables is checked as a handler file; anything else as a
-    /// main file together with its drop-in folder.
+    /// Every problem in `path`, for `fetchctl check-config FILE` (see `examine`).
     public static func check(path: String) -> [ConfigDiagnostic] {
+        examine(path: path).diagnostics
+    }
+
+    /// What checking a configuration found, for `fetchd --check-config`.
+    public struct Examination: Sendable {
+        /// Every problem, in file and line order within each file.
+        public let diagnostics: [ConfigDiagnostic]
+        /// Whether fetchd would start with it: problems in handler files only leave those
+        /// handlers out, a problem in the main file or a failed trust check stops the start.
+        public let wouldStart: Bool
+    }
+
+    /// Every problem in `path`. A file holding only `[[handler]]` tables is checked as a handler
+    /// file; anything else as a main file together with its drop-in folder, as fetchd loads it
+    /// (a missing main file is a problem when `requireMainFile`, else means the defaults).
+    public static func examine(path: String, requireMainFile: Bool = true) -> Examination {
+        if !requireMainFile && !FileManager.default.fileExists(atPath: path) { return examineMain(path, requireMainFile: false) }
         let parsed = parse(file: path)
-        guard let document = parsed.document else { return parsed.diagnostics }
+        guard let document = parsed.document else { return Examination(diagnostics: parsed.diagnostics, wouldStart: false) }
         defer { document.release() }
         // A drop-in is a file in a handlers.d folder, or one that holds nothing but [[handler]] tables.
         let folder = PathName.lastComponent(of: PathName.directory(of: path))
@@ -106,12 +121,16 @@ public enum ConfigLoader {
         if isHandlerFile {
             var (handlers, diagnostics) = readHandlers(in: document, file: path, daemon: DaemonConfig())
             rejectDuplicates(&handlers, &diagnostics)
-            return diagnostics
+            return Examination(diagnostics: diagnostics, wouldStart: true)
         }
+        return examineMain(path, requireMainFile: requireMainFile)
+    }
+
+    private static func examineMain(_ path: String, requireMainFile: Bool) -> Examination {
         do {
-            return try load(mainFile: path).diagnostics
+            return Examination(diagnostics: try load(mainFile: path, requireMainFile: requireMainFile).diagnostics, wouldStart: true)
         } catch {
-            return error.diagnostics
+            return Examination(diagnostics: error.diagnostics, wouldStart: false)
         }
     }
 

@@ -19,7 +19,7 @@ struct FetchdCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Main configuration file (default \(Defaults.configFile)).")
     var config: String?
 
-    @Flag(name: .long, help: "Check the configuration, print every problem, and exit (non-zero if any).")
+    @Flag(name: .long, help: "Check the configuration, print every problem, and exit (1 if any, 78 if fetchd would not start).")
     var checkConfig = false
 
     @Flag(name: .long, help: "With --config: a missing file means all defaults (user services).")
@@ -49,10 +49,12 @@ struct FetchdCommand: AsyncParsableCommand {
     func run() async throws {
         let mainFile = config ?? Defaults.configFile
         if checkConfig {
-            let problems = ConfigLoader.check(path: mainFile)
+            let examination = ConfigLoader.examine(path: mainFile, requireMainFile: !missingConfigOK)
+            let problems = examination.diagnostics
             problems.forEach { print($0.description) }
             print(problems.isEmpty ? "\(mainFile): OK" : "\(problems.count) problem(s) found")
-            throw ExitCode(problems.isEmpty ? 0 : 1)
+            // 78, as a start with it would exit; 1 when fetchd would start and leave handlers out.
+            throw ExitCode(problems.isEmpty ? 0 : examination.wouldStart ? 1 : 78)
         }
         // The same loading, with the same overrides, at start and at every reload.
         let load: @Sendable () throws(ConfigLoadError) -> LoadedConfig = { [config, missingConfigOK, cacheDir, stateDir, runtimeDir, socket] () throws(ConfigLoadError) -> LoadedConfig in

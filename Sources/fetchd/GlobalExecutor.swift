@@ -15,9 +15,16 @@ enum GlobalExecutor {
     /// Returns false when neither could set it. Call once, from the main thread, before any task.
     static func installNIOLoops() -> Bool {
         if NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() { return true }
+        // The hook's type is the runtime's, not a public API: only for the compilers NIO's own
+        // installer supports it for.
+        #if compiler(<6.6) && os(Linux)
         let hook: EnqueueHook = { job, _ in
             MultiThreadedEventLoopGroup.singleton.any().executor.enqueue(ExecutorJob(job))
         }
+        // A thin function is one code pointer, which is what the runtime stores.
         return fetchd_install_enqueue_global_hook(unsafeBitCast(hook, to: UnsafeMutableRawPointer.self))
+        #else
+        return false
+        #endif
     }
 }

@@ -101,13 +101,25 @@ struct EndToEndTests {
         defer { directory.remove() }
         let main = try directory.write("max_concurrent = \"four\"\n", to: "fetchd.toml")
         let check = try ChildProcess.run(TestBinaries.path(of: "fetchd"), ["--check-config", "--config", main])
-        #expect(check.status == 1)
+        #expect(check.status == 78, "fetchd would not start with it: \(check.output)")
         #expect(check.output.contains("fetchd.toml:1: key \"max_concurrent\": expected an integer"), "\(check.output)")
         let start = try ChildProcess.run(TestBinaries.path(of: "fetchd"), ["--config", main])
         #expect(start.status == 78, "a bad main file must stop start-up (EX_CONFIG)")
         #expect(start.output.contains("cannot start"))
         let missing = try ChildProcess.run(TestBinaries.path(of: "fetchd"), ["--config", directory.file("nope.toml")])
         #expect(missing.status == 78 && missing.output.contains("does not exist"), "\(missing.output)")
+        // A broken handler file only leaves that handler out: fetchd would start (1, not 78).
+        try "max_concurrent = 4\n".write(toFile: main, atomically: true, encoding: .utf8)
+        _ = try directory.write("[[handler]]\nname = \"bad\"\nkind = \"http\"\nurl = \"ftp://example.invalid/\"\n",
+                                to: "handlers.d/bad.toml")
+        let handlerOnly = try ChildProcess.run(TestBinaries.path(of: "fetchd"), ["--check-config", "--config", main])
+        #expect(handlerOnly.status == 1 && handlerOnly.output.contains("bad.toml:4"), "\(handlerOnly.output)")
+        // A missing main file is a problem, unless --missing-config-ok (as the shipped unit starts).
+        let absent = directory.file("absent/fetchd.toml")
+        let required = try ChildProcess.run(TestBinaries.path(of: "fetchd"), ["--check-config", "--config", absent])
+        #expect(required.status == 78, "\(required.output)")
+        let optional = try ChildProcess.run(TestBinaries.path(of: "fetchd"), ["--check-config", "--missing-config-ok", "--config", absent])
+        #expect(optional.status == 0, "\(optional.output)")
     }
 
     @Test func fetchctlExplainsAMissingDaemon() throws {

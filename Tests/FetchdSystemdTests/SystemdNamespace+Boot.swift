@@ -115,7 +115,11 @@ extension SystemdNamespace {
             // /lib is a link into /usr on Debian 12; /var holds dpkg's and apt's databases, caches and logs.
             return """
                 # Writes to /usr, /etc and /var land in tmpfs upper layers: dpkg, apt and the
-                # package's scripts change nothing on the host.
+                # package's scripts change nothing on the host. That holds only where /bin, /sbin
+                # and /lib are links into /usr (merged /usr, as on Debian 12).
+                for d in /bin /sbin /lib /lib64; do
+                    if [ -e "$d" ] && [ ! -L "$d" ]; then echo "$d is not a link into /usr: not overlaid" >&2; exit 1; fi
+                done
                 for d in usr etc var; do
                     o=/run/fetchd-test/overlay/$d
                     mkdir -p $o/upper $o/work

@@ -133,10 +133,13 @@ final class SystemdNamespace {
     /// Runs `argv` inside the namespace (`nsenter -t PID -p -m`, at `niceness`), killing it after
     /// `timeoutSeconds`. No wrapper process inside carries `argv` in its command line, so
     /// `pgrep -f` in the namespace sees only what the command itself started.
+    /// Refuses once PID 1 is gone: its PID could then belong to a host process, and `nsenter`
+    /// would run the command in the host's namespaces.
     @discardableResult
     func run(_ argv: [String], stdin: String? = nil, timeoutSeconds: Double = 30) async throws -> Output {
-        try await HostProcess.run(HostProcess.tool("nice") ?? "/usr/bin/nice", nsenterArguments(argv),
-                                  stdin: stdin, timeoutSeconds: timeoutSeconds)
+        guard isRunning else { throw Failure.bootFailed("PID 1 of the namespace is gone; not running \(argv)") }
+        return try await HostProcess.run(HostProcess.tool("nice") ?? "/usr/bin/nice", nsenterArguments(argv),
+                                         stdin: stdin, timeoutSeconds: timeoutSeconds)
     }
 
     private func nsenterArguments(_ argv: [String]) -> [String] {
