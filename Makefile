@@ -328,7 +328,8 @@ torture: build
 # config is kept) and the example handler files (to copy into /etc/fetchd/handlers.d; none is
 # enabled by installing). Then: systemd-sysusers; systemctl daemon-reload;
 # systemctl enable --now fetchd.socket fetchd-wake.timer fetchd. `make deb` packages what this
-# installs with PREFIX=/usr.
+# installs with PREFIX=/usr. bash sources its completion files, so the generated script's
+# #!/bin/bash line is dropped.
 # Units and the sysusers entry go where systemd reads them: under PREFIX, or, with PREFIX=/usr
 # (a package), the folders systemd's pkg-config file names (Debian 12: /lib/systemd/system, the
 # only folder its dh_installsystemd reads; later releases: /usr/lib/systemd/system).
@@ -355,8 +356,6 @@ COMPLETION_DIRS := $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
 	$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 
 MAN_DIR = $(DESTDIR)$(PREFIX)/share/man
-
-# bash sources its completion files, so the generated script's #!/bin/bash line is dropped.
 
 install: release man
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)/etc/fetchd/handlers.d $(DESTDIR)$(SYSTEM_UNIT_DIR) \
@@ -388,7 +387,7 @@ install: release man
 # debhelper adds the maintainer scripts, Depends: from the binaries' libraries, and compresses
 # the pages. The release build runs first, here, with the caller's HOME (SwiftPM's caches, git's
 # configuration). lintian must find no error and no warning that debian/fetchd.lintian-overrides
-# does not explain. Writes .build/deb/fetchd_VERSION-REVISION_ARCH.deb (and its -dbgsym .ddeb).
+# does not explain. Writes .build/deb/fetchd_VERSION-REVISION_ARCH.deb (and fetchd-dbgsym_*.deb).
 DEB_PACKAGES := debhelper dpkg-dev lintian systemd
 DEB_DIR := .build/deb
 SWIFTPM_FOLDERS = --cache-path $(HOME)/.cache/org.swift.swiftpm --config-path $(HOME)/.swiftpm/configuration \

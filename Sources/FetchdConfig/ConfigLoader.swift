@@ -110,11 +110,13 @@ public enum ConfigLoader {
     /// (a missing main file is a problem when `requireMainFile`, else means the defaults).
     public static func examine(path: String, requireMainFile: Bool = true) -> Examination {
         if !requireMainFile && !FileManager.default.fileExists(atPath: path) { return examineMain(path, requireMainFile: false) }
-        let parsed = parse(file: path)
-        guard let document = parsed.document else { return Examination(diagnostics: parsed.diagnostics, wouldStart: false) }
-        defer { document.release() }
         // A drop-in is a file in a handlers.d folder, or one that holds nothing but [[handler]] tables.
         let folder = PathName.lastComponent(of: PathName.directory(of: path))
+        let parsed = parse(file: path)
+        guard let document = parsed.document else {
+            return Examination(diagnostics: parsed.diagnostics, wouldStart: folder == Defaults.handlersDirectoryName)
+        }
+        defer { document.release() }
         let onlyHandlers = document.table.count > 0 && !document.hasKeysBesidesHandler
         let isHandlerFile = folder == Defaults.handlersDirectoryName
             || (onlyHandlers && PathName.lastComponent(of: path) != "fetchd.toml")
