@@ -23,10 +23,13 @@ BIN_DIR = $(shell $(SWIFT) build --show-bin-path)
 VERSION := $(shell sed -n 's/^ *public static let version = "\(.*\)"$$/\1/p' Sources/FetchdCore/Defaults.swift)
 # The release build, as installed and packaged: the Swift runtime and Foundation linked in
 # (glibc's build; the static musl SDK cannot link libsystemd), so the binaries need only Debian's
-# libraries and no RUNPATH into the toolchain; relocations read-only after start (Debian's
-# hardening flags). SWIFT_FOLDER_FLAGS names SwiftPM's cache and configuration folders when HOME
-# is not the caller's (debian/rules).
-RELEASE_FLAGS := --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now
+# libraries and no RUNPATH into the toolchain; Debian's hardening (dpkg-buildflags) where SwiftPM
+# takes it: relocations read-only after start, and the C and C++ code (the shims, toml++,
+# BoringSSL) with checked string functions and stack protection. SWIFT_FOLDER_FLAGS names
+# SwiftPM's cache and configuration folders when HOME is not the caller's (debian/rules).
+HARDENING_C_FLAGS := -D_FORTIFY_SOURCE=2 -fstack-protector-strong
+RELEASE_FLAGS := --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now \
+	$(foreach flag,$(HARDENING_C_FLAGS),-Xcc $(flag) -Xcxx $(flag))
 SWIFT_FOLDER_FLAGS ?=
 RELEASE_BUILD = $(SWIFT) build -c release $(RELEASE_FLAGS) $(SWIFT_FOLDER_FLAGS)
 
