@@ -90,11 +90,13 @@ extension SystemdTests.PackageTests {
             .filter { $0["MESSAGE_ID"] == DebianPackage.unitStartedMessageID && $0["_PID"] == "1" }.count
     }
 
+    /// How many results `fetchctl history sysfacts` lists.
     static func historyCount(_ namespace: SystemdNamespace) async throws -> Int {
         let output = try await namespace.check(["fetchctl", "history", "sysfacts", "--json"]).stdout
         return (try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [Any])?.count ?? 0
     }
 
+    /// The cursor of the journal's newest entry.
     static func journalCursor(_ namespace: SystemdNamespace) async throws -> String {
         let output = try await namespace.check(["journalctl", "-n", "1", "-o", "json", "--no-pager"]).stdout
         let entry = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any]

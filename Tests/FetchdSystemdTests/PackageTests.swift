@@ -10,6 +10,7 @@ extension SystemdTests { @Suite(.serialized, .enabled(if: DebianPackage.built !=
 struct PackageTests {
     /// Where the namespace sees the folder of the package being installed.
     static let packageFolder = "/run/fetchd-test/deb"
+    /// apt as an administrator runs it, keeping an edited conffile on upgrades.
     static let apt = ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "--yes", "--no-install-recommends",
                       "-o", "Dpkg::Options::=--force-confold"]
 
