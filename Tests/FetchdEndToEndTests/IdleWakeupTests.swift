@@ -62,21 +62,6 @@ struct IdleWakeupTests {
 
     /// Voluntary + involuntary context switches of every thread of `pid`, by thread id.
     static func switches(of pid: Int32) -> [String: (name: String, count: Int)] {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-        var counts: [String: (name: String, count: Int)] = [:]
-        for tid in tasks {
-            guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/status", encoding: .utf8)
-            else { continue }
-            var name = "?"
-            var count = 0
-            for line in status.split(separator: "\n") {
-                let parts = line.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-                guard parts.count == 2 else { continue }
-                if parts[0] == "Name" { name = parts[1] }
-                if parts[0].hasSuffix("ctxt_switches") { count += Int(parts[1]) ?? 0 }
-            }
-            counts[tid] = (name, count)
-        }
-        return counts
+        ProcFile.contextSwitches(of: "/proc/\(pid)")
     }
 }

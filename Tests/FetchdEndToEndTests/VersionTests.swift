@@ -6,8 +6,7 @@ import Testing
 /// The version is written once, in `Defaults.version`; the binaries report it, the man pages'
 /// footer is made from it (`make man`), and debian/changelog's newest entry must be for it.
 @Suite struct VersionTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().path
+    static let repository = TestBinaries.sourceTree
 
     @Test func theBinariesReportTheVersion() async throws {
         for tool in ["fetchd", "fetchctl"] {

@@ -6,8 +6,7 @@ import Testing
 /// fields, reload, the watchdog, stopping, and the sandbox.
 extension SystemdTests { @Suite(.serialized) struct FetchdUnitTests {
     static let binDirectory = "/run/fetchd-test/bin"
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().path
+    static let repository = TestBinaries.sourceTree
 
     /// Installs the real units (with `@bindir@` pointing at the built binaries), the `fetchd`
     /// user, `fetchd.toml` and `handlers`, plus test drop-ins (`dropIns[unit] = text`).

@@ -112,11 +112,9 @@ struct PackageTests {
     static func contextSwitches(_ namespace: SystemdNamespace, seconds: Int) async throws -> Int {
         let pid = try await namespace.property("MainPID", of: "fetchd.service")
         try await Task.sleep(for: .seconds(1))  // the start's own work done
-        let count = "cat /proc/$1/task/*/status | awk '/ctxt_switches/ { n += $2 } END { print n }'"
-        let first = try await namespace.check(["sh", "-c", count, "sh", pid]).stdout
+        let process = namespace.hostPath("/proc/" + pid)
+        let first = ProcFile.contextSwitches(of: process).values.reduce(0) { $0 + $1.count }
         try await Task.sleep(for: .seconds(seconds))
-        let second = try await namespace.check(["sh", "-c", count, "sh", pid]).stdout
-        return (Int(second.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0)
-            - (Int(first.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0)
+        return ProcFile.contextSwitches(of: process).values.reduce(0) { $0 + $1.count } - first
     }
 } }

@@ -25,4 +25,25 @@ public enum ProcFile {
         }
         return String(decoding: bytes, as: UTF8.self)
     }
+
+    /// Voluntary + involuntary context switches of every thread of the process whose /proc
+    /// folder is `processDirectory` (`/proc/PID`, or another PID namespace's seen through
+    /// `/proc/PID1/root/proc/PID`), by thread id, with each thread's name.
+    public static func contextSwitches(of processDirectory: String) -> [String: (name: String, count: Int)] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: processDirectory + "/task")) ?? []
+        var counts: [String: (name: String, count: Int)] = [:]
+        for tid in tasks {
+            guard let status = read(processDirectory + "/task/\(tid)/status") else { continue }
+            var name = "?"
+            var count = 0
+            for line in status.split(separator: "\n") {
+                let parts = line.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                guard parts.count == 2 else { continue }
+                if parts[0] == "Name" { name = parts[1] }
+                if parts[0].hasSuffix("ctxt_switches") { count += Int(parts[1]) ?? 0 }
+            }
+            counts[tid] = (name, count)
+        }
+        return counts
+    }
 }

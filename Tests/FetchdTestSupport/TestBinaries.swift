@@ -12,9 +12,12 @@ public enum TestBinaries {
         if FileManager.default.isExecutableFile(atPath: bundleDirectory + "/fetchd") { return bundleDirectory }
         let executableDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
         if FileManager.default.isExecutableFile(atPath: executableDirectory + "/fetchd") { return executableDirectory }
-        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent(".build/debug").path
+        return sourceTree + "/.build/debug"
     }
+
+    /// The package's source tree (where Package.swift is).
+    public static let sourceTree = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().path
 
     /// The path of the built executable `name`.
     public static func path(of name: String) -> String { directory + "/" + name }
