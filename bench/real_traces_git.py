@@ -7,7 +7,9 @@ script reads every commit's author time with its recorded UTC offset
 and then:
 
   1. drops merge commits (--no-merges) and commits authored by bots (BOT, matched against the
-     author name and email: dependabot, renovate, github-actions, "[bot]" accounts, release bots);
+     author name and email: dependabot, renovate, github-actions, "[bot]" accounts, release bots),
+     and the rare commit whose recorded offset is malformed (git keeps what it was given, e.g.
+     "+518:00"; the time of such a commit is unknown);
   2. joins the remaining author identities into alias groups: two (name, email) identities are
      the same person when they share a normalised name (case, spaces, dots, dashes and
      underscores ignored), an email address, or a GitHub noreply login / user id (a noreply
@@ -15,7 +17,10 @@ and then:
      generic names and host-local addresses (GENERIC_NAMES, is_generic_email) link nothing, nor
      does an identity seen on a single commit (a one-off pairing of one person's name with
      another's email would merge two people);
-  3. chooses the alias group with the most commits (the rule "most"; no email is hard-coded);
+  3. chooses an alias group by the source's rule (no email is hard-coded): "most", the group
+     with the most commits, or "rank:K", the group with the K-th most commits ("rank:1" is
+     "most"; groups of equal count keep the order "most" breaks ties by, the group holding the
+     smallest identity first), so that one repository can give several people;
   4. optionally keeps only the chosen person's commits inside a stated period (a source's
      `since`/`until`, ISO dates, used where part of the history records a converted offset or
      where the person lived elsewhere; the reason is written next to the source);
@@ -24,12 +29,17 @@ and then:
   6. writes the session starts, each with its own recorded offset (real_traces_common.write_trace),
      and the trace's row of bench/traces/real/sources-git.tsv.
 
+One person, one trace: after building, the script checks that no two traces built in the run share
+an alias key (normalised name, email, GitHub login or user id, over all identities of the chosen
+groups), so the same person chosen in two repositories is caught; it then writes nothing and exits
+with status 1. Run it without --only to check the whole corpus.
+
 Snapshots are the `fetch` tool's mirrors: MIRROR_ROOT/OWNER+NAME/repo (a bare git dir). A source
 whose snapshot is absent, or lacks the recorded commit, is skipped with a message; its existing
 trace file and TSV row are left as they are. Rerunning where the snapshots are present rebuilds
 byte-identical files. CI never runs this script (it needs the snapshots); the traces are committed.
 
-Usage: python3 bench/real_traces_git.py [--mirror-root /work/.mirror] [--only commits-03 ...]
+Usage: python3 bench/real_traces_git.py [--mirror-root /work/.mirror] [--only commits-03 ...] [--verbose]
 """
 import argparse
 import collections
@@ -43,46 +53,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import real_traces_common as common  # noqa: E402
 
-# (trace, repository, snapshot commit, rule, since, until, why the period)
-# rule "most": the alias group with the most non-merge, non-bot commits.
-SOURCES = [
-    # Europe
-    ("commits-01", "curl/curl", "5c61e168698a72b87437d58ed728bcdea6d5db42", "most",
-     "2010-03-20", None, "history before the move to git (2010-03-20) was converted from CVS and records every time at +00:00"),
-    ("commits-02", "vim/vim", "b3526a91b82779c2d9e2f3ca330039143cc36862", "most", None, None, ""),
-    ("commits-03", "ocornut/imgui", "46d39d56febc2a00bdd2270dc88c8a13f2a0441a", "most", None, None, ""),
-    ("commits-04", "Genymobile/scrcpy", "2926c06c5dc3064ae6d8db706f1a98a37cfcf3f0", "most", None, None, ""),
-    ("commits-05", "LuaJIT/LuaJIT", "1ee778a4e37122d8ca7d5733c590a47dafd6b15c", "most", None, None, ""),
-    ("commits-06", "Textualize/rich", "42899d8a0a96b121a514516f4be9db44ff7aeaf3", "most", None, None, ""),
-    ("commits-07", "ggerganov/whisper.cpp", "f0d2bfbfb77e01df6160f64d249bd43e75e11660", "most", None, None, ""),
-    ("commits-08", "gohugoio/hugo", "7b5199fdeff7d7682e9f979f468d55bc7b67b934", "most", None, None, ""),
-    ("commits-09", "nlohmann/json", "199dea11b17c533721b26249e2dcaee6ca1d51d3", "most", None, None, ""),
-    ("commits-10", "odin-lang/Odin", "4247507dd5e31c9fd87166f53fd67b007ecca86c", "most", None, None, ""),
-    ("commits-11", "redis/redis", "4f8cdc2a1ea53e42955af758aabffee67cb455dd", "most", None, None, ""),
-    # The Americas
-    ("commits-12", "BurntSushi/ripgrep", "3fce3b5bb0236da2df6d99672afb8a719642eca7", "most", None, None, ""),
-    ("commits-13", "dtolnay/syn", "8011b1c512dbe87c6b09627790735ecdaa65c0db", "most", None, None, ""),
-    ("commits-14", "jart/cosmopolitan", "eedf7d2db6e5ee0e228862690339c166a3f003a7", "most", None, None, ""),
-    ("commits-15", "karpathy/llm.c", "f1e2ace651495b74ae22d45d1723443fd00ecd3a", "most", None, None, ""),
-    ("commits-16", "lh3/minimap2", "e5066c79765f78fad9a288331f860d78670cc45f", "most", None, None, ""),
-    ("commits-17", "yhirose/cpp-httplib", "6494edd8c03c55165825ae3078e2f55c595d8cb6", "most", None, None, ""),
-    ("commits-18", "crystal-lang/crystal", "3fe7241e32f80692aa875fde52c631e70882e402", "most", None, None, ""),
-    ("commits-19", "goreleaser/goreleaser", "cd616d2c080b205bfe0833396e6f2d208253095e", "most", None, None, ""),
-    ("commits-20", "laravel/framework", "bd71b45fbb7e672957bf6ff61baddefe15fbca6a", "most", None, None, ""),
-    ("commits-21", "ghostty-org/ghostty", "3b9c4e0ddbe953540243af89cf11fad26f297088", "most", None, None, ""),
-    ("commits-22", "astral-sh/ruff", "fca5c7cf2cd2f8338f18b9485f936b8e9f07bd0b", "most", None, None, ""),
-    # East Asia, India
-    ("commits-23", "junegunn/fzf", "956562daaa82ddf55ea8f7aeab56883377b742c6", "most", None, None, ""),
-    ("commits-24", "nghttp2/nghttp2", "692c8d8fce4f31ba2a9449b903877543043b0e3f", "most", None, None, ""),
-    ("commits-25", "rui314/mold", "c2822be61af551140cce8d024b976563396a5847", "most", None, None, ""),
-    ("commits-26", "LuaLS/lua-language-server", "7a73c7889c1ec981dfd76fba38f5096379f62f99", "most", None, None, ""),
-    ("commits-27", "kovidgoyal/kitty", "9475a58f0bafc1d6efd62c76fad97ff8872b5878", "most", None, None, ""),
-    # Australia, New Zealand
-    ("commits-28", "jesseduffield/lazygit", "ea916395469808d37d726ae183fa40fd575a9d8a", "most", None, None, ""),
-    ("commits-29", "micropython/micropython", "1c3c201149f37fe8d81246191b3127bb198d6306", "most",
-     "2016-08-01", None, "the author's commits carry Australian offsets (+10:00/+11:00) from 2016-08 on; before, British ones"),
-    ("commits-30", "nushell/nushell", "3e1172d43cabb34afb798dfc9d8724839e18fe85", "most", None, None, ""),
-]
+from real_traces_git_sources import SOURCES  # noqa: E402
 
 BOT = re.compile(
     r"\[bot\]|\bbots?\b|dependabot|renovate|github[- ]actions|actions@github\.com|^actions-user$"
@@ -170,19 +141,36 @@ def read_commits(git_dir, commit):
     rows = []
     for line in out.stdout.splitlines():
         when, name, email = line.split("\t", 2)
-        rows.append((dt.datetime.fromisoformat(when), name, email))
+        try:
+            moment = dt.datetime.fromisoformat(when)
+        except ValueError:  # a malformed recorded offset, e.g. +518:00: the time is unknown
+            continue
+        rows.append((moment, name, email))
     return rows
+
+
+def rank_of(rule):
+    """1 for "most", K for "rank:K"."""
+    if rule == "most":
+        return 1
+    match = re.fullmatch(r"rank:([1-9]\d*)", rule)
+    if not match:
+        raise ValueError("unknown rule " + rule)
+    return int(match.group(1))
 
 
 def chosen_events(rows, rule, since, until):
     """The chosen person's commit times and the identities (name, email) matched for them."""
     rows = [r for r in rows if not BOT.search(r[1]) and not BOT.search(r[2])]
     per_identity = collections.Counter((name, email) for _, name, email in rows)
-    if rule != "most":
-        raise ValueError("unknown rule " + rule)
+    rank = rank_of(rule)
     groups = alias_groups(sorted(per_identity), per_identity)
-    # Most commits; on a tie, the group holding the smallest identity (groups come in that order).
-    group = max(groups, key=lambda g: sum(per_identity[i] for i in g))
+    # By commits, most first; on a tie, the group holding the smallest identity first (groups come
+    # in that order and the sort is stable), as max() picks for "most".
+    ranked = sorted(groups, key=lambda g: -sum(per_identity[i] for i in g))
+    if rank > len(ranked):
+        raise ValueError(f"rule {rule}: only {len(ranked)} alias groups")
+    group = ranked[rank - 1]
     members = set(group)
     events = [when for when, name, email in rows if (name, email) in members
               and (since is None or when.date().isoformat() >= since)
@@ -207,13 +195,18 @@ def kind_of(office):
     return "mixed"
 
 
-def derivation(since, until, why):
+def ordinal(k):
+    return f"{k}{'th' if 10 <= k % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(k % 10, 'th')}"
+
+
+def derivation(rule, since, until, why):
     period = ""
     if since or until:
         period = (" commits " + (f"from {since} " if since else "") + (f"before {until} " if until else "")
                   + f"only ({why});")
+    which = "the most commits" if rule == "most" else f"the {ordinal(rank_of(rule))} most commits (rule {rule})"
     return ("author = alias group (identities of 2+ commits sharing a normalised name, an email or a"
-            " GitHub login) with the most commits; merges and bot commits dropped;" + period +
+            f" GitHub login) with {which}; merges and bot commits dropped;" + period +
             " author times (%aI, recorded offset) folded at 30 min; densest 90-day window")
 
 
@@ -249,7 +242,7 @@ def main():
     args = parser.parse_args()
 
     tsv = read_tsv()
-    table, skipped = [], []
+    built, table, skipped = [], [], []
     for trace, repository, commit, rule, since, until, why in SOURCES:
         if args.only and trace not in args.only:
             continue
@@ -262,27 +255,44 @@ def main():
             continue
         events, group, per_identity = chosen_events(read_commits(git_dir, commit), rule, since, until)
         sessions = common.build(events)
-        try:
-            common.write_trace(trace, sessions)
-        except ValueError as error:
-            skipped.append(f"{trace}: not written, {error}")
+        if len(sessions) < common.LEAST_SESSIONS:
+            skipped.append(f"{trace}: not written, {trace}: {len(sessions)} sessions, fewer than "
+                           f"{common.LEAST_SESSIONS}")
             continue
+        built.append((trace, repository, commit, rule, since, until, why, events, group, per_identity,
+                      sessions))
+
+    # One person, one trace: no alias key may be shared by the chosen groups of two traces.
+    owner, clashes = {}, []
+    for trace, repository, *_, group, _per, _sessions in built:
+        for key in sorted(set().union(*(alias_keys(*ident) for ident in group))):
+            if key in owner and owner[key][0] != trace:
+                clashes.append(f"{trace} ({repository}) and {owner[key][0]} ({owner[key][1]}) share {key}")
+            owner.setdefault(key, (trace, repository))
+    if clashes:
+        for line in clashes:
+            print("same person twice: " + line, file=sys.stderr)
+        print("nothing written", file=sys.stderr)
+        sys.exit(1)
+
+    for trace, repository, commit, rule, since, until, why, events, group, per_identity, sessions in built:
+        common.write_trace(trace, sessions)
         weekday, office, median_hour = profile(sessions)
         offs = common.offsets(sessions)
         window = f"{sessions[0].date().isoformat()}..{sessions[-1].date().isoformat()}"
-        tsv[trace] = [trace, kind_of(office), repository, commit, derivation(since, until, why),
+        tsv[trace] = [trace, kind_of(office), repository, commit, derivation(rule, since, until, why),
                       str(len(sessions)), window, ",".join(offs)]
         table.append((trace, repository, len(sessions), window, ",".join(offs), weekday, office,
                       median_hour, kind_of(office)))
         if args.verbose:
-            print(f"{trace} {repository}: {len(events)} commits of " +
+            print(f"{trace} {repository} ({rule}): {len(events)} commits of " +
                   "; ".join(f"{n} <{e}> x{per_identity[(n, e)]}" for n, e in group), file=sys.stderr)
     write_tsv(tsv)
 
-    print(f"{'trace':11} {'repository':27} {'sessions':>8}  {'window':22} {'weekday':>7} {'office':>6} "
+    print(f"{'trace':11} {'repository':36} {'sessions':>8}  {'window':22} {'weekday':>7} {'office':>6} "
           f"{'median':>6}  {'kind':10} offsets")
     for trace, repository, n, window, offs, weekday, office, median_hour, kind in table:
-        print(f"{trace:11} {repository:27} {n:8d}  {window:22} {weekday:7.0%} {office:6.0%} "
+        print(f"{trace:11} {repository:36} {n:8d}  {window:22} {weekday:7.0%} {office:6.0%} "
               f"{hhmm(median_hour):>6}  {kind:10} {offs}")
     for line in skipped:
         print(line, file=sys.stderr)

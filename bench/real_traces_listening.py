@@ -17,7 +17,11 @@ by one rule per source, in this order of preference:
   infer - last resort: a fixed whole-hour offset that puts the middle of the quietest 8 hours of
           all the export's plays (UTC) at 04:00 local.
 Then bench/real_traces_common.build() folds plays less than 30 minutes apart into sessions and keeps
-the densest 90-day window. Traces are named by kind and number, never by person.
+the densest 90-day window. Traces are named by kind and number, never by person. Before anything is
+written, every pair of traces (built now, or kept from an earlier run for a skipped source) is
+checked for a shared run of 5 consecutive session starts at the same instants, the mark of one
+person's export published twice (a fork, a copy, a shared course dataset); any such pair stops the
+run with nothing written.
 
 Standard library only.  Usage: python3 bench/real_traces_listening.py [--mirror-root DIR]
 """
@@ -40,72 +44,7 @@ KIND = "listening"
 TSV = os.path.join(common.REAL_DIR, "sources-listening.tsv")
 HEADER = ["trace", "kind", "repository", "commit", "derivation", "sessions", "window", "utc_offsets"]
 
-# format names:
-#   spotify-streaminghistory: Spotify account-data export, a JSON list of
-#       {"endTime": "YYYY-MM-DD HH:MM" (UTC), "msPlayed": N, ...}; the play starts msPlayed before
-#       endTime; plays with msPlayed 0 are dropped.
-#   lastfm-uts-csv: Last.fm scrobble CSV with a `uts` column (Unix seconds of the scrobble).
-#   lastfmr-csv: CSV written from lastfmR::get_scrobbles(), `date` column "YYYY-MM-DD HH:MM:SS"
-#       in GMT (the package sets tzone "GMT"); rows without a date are dropped.
-# tz: ("zone", IANA name, why) | ("fixed", minutes east of UTC, why) | ("infer", None, why)
-SOURCES = [
-    dict(trace="listening-01", repo="glebanych/music-weather-project",
-         commit="48a22c8a06f05ed1c9c006ae78b5400367045970",
-         paths=["StreamingHistory_music_0.json", "StreamingHistory_music_1.json"],
-         format="spotify-streaminghistory",
-         tz=("zone", "Europe/Kyiv", "README states the owner's weather data is for Kyiv, Ukraine")),
-    dict(trace="listening-02", repo="darshanjoshi16/Data-Analytics",
-         commit="a27feb8aa43afaaa9038a9c4a8200435122245c3",
-         paths=["StreamingHistory0.json", "StreamingHistory1.json"],
-         format="spotify-streaminghistory",
-         tz=("zone", "Asia/Kolkata", "data: the same export's Userdata.json records country IN "
-             "(one zone)")),
-    dict(trace="listening-03", repo="lukaszamora/spotify-history",
-         commit="4a8f7790aa23a5a5e32e5f157174ea2d4cbbe280",
-         paths=["StreamingHistory%d.json" % i for i in range(4)],
-         format="spotify-streaminghistory",
-         tz=("zone", "America/Chicago", "owner's site (lukaszamora.github.io about.md) states a "
-             "recent Texas A&M graduate, Texas")),
-    dict(trace="listening-04", repo="SachaWheeler/last_fm_stats",
-         commit="59dc82105afe7610681bb97d5c6ea356b0b92d21",
-         paths=["scrobbles.csv"],
-         format="lastfm-uts-csv",
-         tz=("zone", "Europe/London", "owner's weather repository README (gov.uk bank holidays, "
-             "Celsius, British summer daylight) places the owner in the UK")),
-    dict(trace="listening-05", repo="emrekkonakk/CS210_Project-Emre_Konak",
-         commit="8d0f5756c9d49e202a0b26e683b88bc6a2424622",
-         paths=["StreamingHistory_music_0.json", "StreamingHistory_music_1.json"],
-         format="spotify-streaminghistory",
-         tz=("zone", "Europe/Istanbul", "README gives the owner's Sabanci University (Istanbul) "
-             "address")),
-    dict(trace="listening-06", repo="cosmoduende/r-spotify-history-analysis",
-         commit="3a29ea6cca1c824aedfc7599748b00d6172d7b25",
-         paths=["StreamingHistory0.json"],
-         format="spotify-streaminghistory",
-         tz=("fixed", -6 * 60, "the repository's main.R shifts endTime by -6 h; applied as that "
-             "fixed offset")),
-    dict(trace="listening-07", repo="zsteve/metal-listening-analysis",
-         commit="2c067d231ba806227566d437979946b04cf239b2",
-         paths=["scrobbles.csv"],
-         format="lastfmr-csv",
-         tz=("infer", None, "no time zone stated")),
-    dict(trace="listening-08", repo="katarzynajanicka/my-spotify-streaming-habits",
-         commit="e1327265a87e830323f60e7aa9158a60b74541c8",
-         paths=["StreamingHistory0.json", "StreamingHistory1.json"],
-         format="spotify-streaminghistory",
-         tz=("infer", None, "no time zone stated")),
-    dict(trace="listening-09", repo="hl105/spotify-diary",
-         commit="8d6a5948fdc5d2393949394a77db4a9060c981cf",
-         paths=["StreamingHistory_music_0.json", "StreamingHistory_music_1.json"],
-         format="spotify-streaminghistory",
-         tz=("infer", None, "no time zone stated")),
-    dict(trace="listening-10", repo="chadallison/spotify",
-         commit="21f81986530e103200d8cd50ce996dfe34ad476a",
-         paths=["StreamingHistory0.json", "StreamingHistory1.json", "StreamingHistory2.json"],
-         format="spotify-streaminghistory",
-         tz=("fixed", -6 * 60, "the repository's spotify.rmd shifts endTime by -6 h; applied as "
-             "that fixed offset")),
-]
+from real_traces_listening_sources import SOURCES  # noqa: E402
 
 
 class Skip(Exception):
@@ -224,20 +163,69 @@ def summary(name, sessions):
             f"{weekday:8.2f} {hour:12.1f}")
 
 
+SHARED_RUN = 5
+
+
+def read_trace(name):
+    """The session starts of an already written trace, or None if it has no file."""
+    path = os.path.join(common.REAL_DIR, name + ".txt")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return [dt.datetime.fromisoformat(line.strip()) for line in f if line.strip()]
+
+
+def shared_runs(traces, run=SHARED_RUN):
+    """Pairs of traces holding the same `run` consecutive session starts (the same instants), as
+    (first, second, the first shared start): two people do not; a copy of one export does."""
+    seen, clashes = {}, []
+    for name, sessions in traces.items():
+        stamps = [int(s.timestamp()) for s in sessions]
+        mine = set()
+        for i in range(len(stamps) - run + 1):
+            key = tuple(stamps[i:i + run])
+            if key in mine:
+                continue
+            mine.add(key)
+            other = seen.get(key)
+            if other is not None and other != name:
+                clashes.append((other, name, sessions[i]))
+            else:
+                seen[key] = name
+    found = {}
+    for first, second, start in clashes:
+        found.setdefault((first, second), start)
+    return [(a, b, start) for (a, b), start in found.items()]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mirror-root", default="/work/.mirror",
                         help="directory holding OWNER+NAME/repo[/.git] snapshots (default %(default)s)")
     args = parser.parse_args()
     rows = read_tsv()
-    table, skipped = [], 0
+    built, traces, skipped = {}, {}, 0
     for source in SOURCES:
         try:
-            sessions, derivation = build_source(source, args.mirror_root)
+            built[source["trace"]] = build_source(source, args.mirror_root)
+            traces[source["trace"]] = built[source["trace"]][0]
         except Skip as why:
             print(f"{source['trace']}: skipped {source['repo']}: {why}", file=sys.stderr)
             skipped += 1
+            kept = read_trace(source["trace"])
+            if kept:
+                traces[source["trace"]] = kept
+    clashes = shared_runs(traces)
+    for first, second, start in clashes:
+        print(f"{first} and {second} share {SHARED_RUN} consecutive session starts from "
+              f"{common.iso(start)}: one person's data twice", file=sys.stderr)
+    if clashes:
+        sys.exit("nothing written")
+    table = []
+    for source in SOURCES:
+        if source["trace"] not in built:
             continue
+        sessions, derivation = built[source["trace"]]
         common.write_trace(source["trace"], sessions)
         rows[source["trace"]] = dict(
             trace=source["trace"], kind=KIND, repository=source["repo"], commit=source["commit"],
