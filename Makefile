@@ -213,9 +213,11 @@ bench-transfer: deps
 # The planner on the real usage traces (bench/traces/real) and the synthetic ones (../shared/traces),
 # scored as the held-out judge scores (bench/learning_score.py; --check runs the judge's own script
 # on every schedule), beside a fixed interval, the greedy hindsight daily schedule and an online
-# time-of-day learner (bench/README.md quotes it); first it checks that the population prior
-# (Sources/FetchdPlanner/PopulationPrior.swift) is what bench/population_prior.py makes of the corpus.
+# time-of-day learner (bench/README.md quotes it), by set of the split (tuning, validation) and
+# kind of source; first it checks that the split (bench/traces/real/split.tsv) and the population
+# prior (Sources/FetchdPlanner/PopulationPrior.swift, from the tuning set) are current.
 bench-learning: deps
+	python3 bench/learning_split.py --check
 	python3 bench/population_prior.py --check
 	$(RELEASE_BUILD) --product fetchctl
 	python3 bench/learning_bench.py $$($(RELEASE_BUILD) --show-bin-path) --check \

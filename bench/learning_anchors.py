@@ -5,6 +5,9 @@ times that bench/learning_score.py scores like the planner's.
   (greedy cover of the uses within 15 minutes): what a perfect fixed timer could do.
 - online: the same cover chosen again each local midnight from the uses of the last 28 days
   only (every 24 h / BUDGET until there is one): a plain time-of-day learner.
+- held-out half: the hindsight cover chosen on the first half of the trace's span and scored
+  on the second half only: how much of the hindsight anchor's lead a fixed daily schedule keeps
+  on uses it was not chosen on (its in-sample fit is the rest).
 The fixed interval is the scorer's own baseline.
 """
 import datetime as dt
@@ -86,3 +89,12 @@ def online(uses, budget):
         past = [second_of_day(t, o) for t, o in uses if day - ONLINE_HISTORY_DAYS * DAY_SECONDS <= t < day]
         return cover(past, budget) if past else [int(i * 86400 / budget) for i in range(budget)]
     return schedule(uses, times)
+
+
+def held_out_half(uses, budget):
+    """(the second half's uses, the fetches of the schedule chosen on the first half over it)."""
+    middle = uses[0][0] + (uses[-1][0] - uses[0][0]) / 2
+    first = [u for u in uses if u[0] < middle]
+    second = [u for u in uses if u[0] >= middle]
+    times = cover([second_of_day(t, o) for t, o in first], budget)
+    return second, schedule(second, lambda day, offset: times)

@@ -1,14 +1,20 @@
 #!/usr/bin/env python3
 """make bench-learning: the daemon's planner on real and synthetic usage traces, scored as the
-held-out judge scores it, beside the fixed interval, the hindsight-best fixed daily schedule and
-an online time-of-day learner computed in the same run.
+held-out judge scores it, beside the fixed interval and the anchors of learning_anchors.py
+(hindsight, online, held-out half) computed in the same run.
 
 usage: learning_bench.py BIN_DIR [--json OUT] [--policy NAME ...] [--check] [--budget N]
+                         [--set tuning|validation|synthetic|adversarial ...] [--only TEXT]
 
-Traces: bench/traces/real/*.txt (real people, see its sources-*.tsv) and ../shared/traces/*.txt
-(synthetic habits) when that folder is there. Each policy is `fetchctl simulate --policy NAME`
-(the daemon's own code); the first is the daemon's default. --check also runs the judge's
-script (../shared/scoring/staleness.py) on every schedule and fails on any difference.
+Traces: bench/traces/real/*.txt (real people, see its sources-*.tsv), reported by the set
+bench/traces/real/split.tsv puts them in (tuning, validation: bench/learning_split.py) and by
+kind of source (commits, listening); ../shared/traces/*.txt (synthetic habits) when that folder
+is there; Tests/FetchdPlannerTests/Traces/adversarial-*.txt (bench/adversarial_traces.py).
+--set runs those sets only (tuning alone while choosing a constant). Each policy is `fetchctl
+simulate --policy NAME` (the daemon's own code); the first is the daemon's default. --check also
+runs the judge's script (../shared/scoring/staleness.py) on every schedule of the planner and of
+the hindsight and online anchors, and fails on any difference (the held-out half's schedule
+covers half a trace, so it has no trace file for the judge; the same scorer scores it).
 """
 import argparse, datetime as dt, glob, json, math, os, subprocess, sys, tempfile, time
 from concurrent.futures import ThreadPoolExecutor
@@ -16,17 +22,28 @@ from concurrent.futures import ThreadPoolExecutor
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import learning_anchors as anchors  # noqa: E402
 import learning_score as scoring  # noqa: E402
+import learning_split as split  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REAL = os.path.join(HERE, "traces", "real")
 SHARED = os.path.join(HERE, "..", "..", "shared")
 JUDGE = os.path.join(SHARED, "scoring", "staleness.py")
+# People a learned schedule can serve worse than an interval (bench/adversarial_traces.py).
+ADVERSARIAL = os.path.join(HERE, "..", "Tests", "FetchdPlannerTests", "Traces")
 
 
 def traces():
-    """(group, name, path): the real corpus first, then the synthetic traces."""
-    found = [("real", os.path.basename(p)[:-4], p) for p in sorted(glob.glob(os.path.join(REAL, "*.txt")))]
+    """(group, name, path): the real corpus first (group: its set in the split), then the
+    synthetic traces."""
+    sets = split.read()
+    found = []
+    for path in sorted(glob.glob(os.path.join(REAL, "*.txt"))):
+        name = os.path.basename(path)[:-4]
+        if name not in sets:
+            raise SystemExit(f"{name} is not in {split.OUT}: run python3 bench/learning_split.py")
+        found.append((sets[name], name, path))
     found += [("synthetic", os.path.basename(p)[:-4], p) for p in sorted(glob.glob(os.path.join(SHARED, "traces", "*.txt")))]
+    found += [("adversarial", os.path.basename(p)[:-4], p) for p in sorted(glob.glob(os.path.join(ADVERSARIAL, "adversarial-*.txt")))]
     return found
 
 
@@ -92,6 +109,8 @@ def run_trace(fetchctl, group, name, path, policies, budget, folder, check):
                 out.write("".join(dt.datetime.fromtimestamp(t, dt.timezone.utc).isoformat() + "\n" for t in fetches))
             if judge(path, anchor_file) != json.loads(json.dumps(scoring.score(times, fetches))):
                 raise SystemExit(f"{name}/{anchor}: the bench's scorer and {JUDGE} disagree")
+    second, fetches = anchors.held_out_half(uses, budget)
+    row["held_out_half"] = figures(scoring.score([t for t, _ in second], fetches))
     return row
 
 
@@ -99,6 +118,49 @@ def geomean(values):
     """The geometric mean (of ratios)."""
     values = [max(v, 1e-9) for v in values]
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def kind(name):
+    """The kind of source of a trace: commits, listening (real) or the synthetic trace's name."""
+    return name.split("-")[0] if name.split("-")[0] in ("commits", "listening") else "synthetic"
+
+
+def groups(rows):
+    """(label, rows) to report: each set of the split, each set's kinds of source, the synthetic traces."""
+    out = []
+    for group in ["tuning", "validation"]:
+        members = [r for r in rows if r["group"] == group]
+        if members:
+            out.append((group, members))
+            for k in sorted({kind(r["trace"]) for r in members}):
+                out.append((f"{group}/{k}", [r for r in members if kind(r["trace"]) == k]))
+    for group in ["synthetic", "adversarial"]:
+        members = [r for r in rows if r["group"] == group]
+        if members:
+            out.append((group, members))
+    return out
+
+
+def summarize(members, names):
+    """Geo-means (and worst cases) of each policy and anchor over `members`."""
+    summary = {}
+    for name in names + ["online", "hindsight", "held_out_half"]:
+        entries = [r["policies"][name] if name in r["policies"] else r[name] for r in members]
+        summary[name] = {
+            "gain": geomean([e["gain"] for e in entries]),
+            "worst_gain": min(e["gain"] for e in entries),
+            "below_interval": sum(e["gain"] < 1 for e in entries),
+            "median_ratio": geomean([e["median_ratio"] for e in entries]),
+            "p90_ratio": geomean([e["p90_ratio"] for e in entries]),
+            "worst_median_ratio": max(e["median_ratio"] for e in entries),
+            # Plain means beside the ratios: a planner that fetches less where nobody
+            # uses the content raises its gain with no more uses fresh, and this shows it.
+            "mean_fresh": sum(e["fresh"] for e in entries) / len(entries),
+            "mean_fetches_per_day": sum(e["fetches_per_day"] for e in entries) / len(entries)}
+        if name in names:
+            summary[name]["most_in_24h"] = max(e["most_in_24h"] for e in entries)
+            summary[name]["learned_state_bytes"] = max(e["learned_state_bytes"] for e in entries)
+    return summary
 
 
 def year_trace(path, folder):
@@ -121,53 +183,39 @@ def main():
     parser.add_argument("--budget", type=int, default=12)
     parser.add_argument("--check", action="store_true")
     parser.add_argument("--only", help="trace names containing this")
+    parser.add_argument("--set", choices=["tuning", "validation", "synthetic", "adversarial"], action="append",
+                        help="only the traces of this set (repeatable)")
     args = parser.parse_args()
     fetchctl = os.path.join(args.bin_dir, "fetchctl")
     policies = args.policy or [None]
     if args.check and not os.path.exists(JUDGE):
         raise SystemExit(f"--check needs the judge's scorer at {JUDGE}")
-    found = [t for t in traces() if not args.only or args.only in t[1]]
+    found = [t for t in traces() if (not args.only or args.only in t[1]) and (not args.set or t[0] in args.set)]
     if not found:
         raise SystemExit(f"no traces under {REAL}")
     with tempfile.TemporaryDirectory() as folder, ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         rows = list(pool.map(lambda t: run_trace(fetchctl, *t, policies, args.budget, folder, args.check), found))
         names = [p or "default" for p in policies]
-        header = "| trace | uses | " + " | ".join(f"{n}: gain / median / p90 ratio (fresh)" for n in names)
-        print(header + " | online | hindsight |")
-        print("|" + " --- |" * (4 + len(names)))
+        header = "| trace | set | uses | " + " | ".join(f"{n}: gain / median / p90 ratio (fresh)" for n in names)
+        print(header + " | online | hindsight | held-out half |")
+        print("|" + " --- |" * (6 + len(names)))
         for row in rows:
             cells = [f"{p['gain']:.2f}× / {p['median_ratio']:.2f} / {p['p90_ratio']:.2f} ({p['fresh']:.2f})"
                      for p in row["policies"].values()]
-            for anchor in ["online", "hindsight"]:
+            for anchor in ["online", "hindsight", "held_out_half"]:
                 a = row[anchor]
                 cells.append(f"{a['gain']:.2f}× / {a['median_ratio']:.2f} / {a['p90_ratio']:.2f}")
-            print(f"| {row['trace']} | {row['uses']} | " + " | ".join(cells) + " |")
+            print(f"| {row['trace']} | {row['group']} | {row['uses']} | " + " | ".join(cells) + " |")
         summary = {}
-        for group in ["real", "synthetic"]:
-            members = [r for r in rows if r["group"] == group]
-            if not members:
-                continue
-            summary[group] = {}
-            for name in names + ["online", "hindsight"]:
-                entries = [r["policies"][name] if name in r["policies"] else r[name] for r in members]
-                summary[group][name] = {
-                    "gain": geomean([e["gain"] for e in entries]),
-                    "median_ratio": geomean([e["median_ratio"] for e in entries]),
-                    "p90_ratio": geomean([e["p90_ratio"] for e in entries]),
-                    "worst_median_ratio": max(e["median_ratio"] for e in entries),
-                    # Plain means beside the ratios: a planner that fetches less where nobody
-                    # uses the content raises its gain with no more uses fresh, and this shows it.
-                    "mean_fresh": sum(e["fresh"] for e in entries) / len(entries),
-                    "mean_fetches_per_day": sum(e["fetches_per_day"] for e in entries) / len(entries)}
-                if name not in ["online", "hindsight"]:
-                    summary[group][name]["most_in_24h"] = max(e["most_in_24h"] for e in entries)
-                    summary[group][name]["learned_state_bytes"] = max(e["learned_state_bytes"] for e in entries)
-            print(f"\ngeo-mean over {len(members)} {group} traces:")
+        for group, members in groups(rows):
+            summary[group] = summarize(members, names)
+            print(f"\ngeo-mean over {len(members)} traces of {group}:")
             for name, s in summary[group].items():
                 extra = (f", most fetches in 24 h {s['most_in_24h']}, learned state at most {s['learned_state_bytes']} bytes"
                          if "most_in_24h" in s else "")
-                print(f"  {name:>10}: gain {s['gain']:.2f}×, median ratio {s['median_ratio']:.2f} "
-                      f"(worst {s['worst_median_ratio']:.3f}), p90 ratio {s['p90_ratio']:.2f}, fresh {s['mean_fresh']:.3f} "
+                print(f"  {name:>11}: gain {s['gain']:.2f}× (worst {s['worst_gain']:.2f}, {s['below_interval']} below 1), "
+                      f"median ratio {s['median_ratio']:.2f} (worst {s['worst_median_ratio']:.3f}), "
+                      f"p90 ratio {s['p90_ratio']:.2f}, fresh {s['mean_fresh']:.3f} "
                       f"at {s['mean_fetches_per_day']:.2f} fetches a day" + extra)
         year = year_trace(max(found, key=lambda t: os.path.getsize(t[2]))[2], folder)
         planning = {}
