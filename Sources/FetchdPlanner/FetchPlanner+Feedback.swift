@@ -13,6 +13,9 @@ extension FetchPlanner {
         public var noDataRun = 0
         /// `expired` results among the last ten.
         public var recentOverruns = 0
+        /// What the plan gave over the recent past against a fixed interval (the safeguard's
+        /// evidence); empty unless the caller knows the fetches of that past.
+        public var trackRecord = TrackRecord()
 
         /// No feedback: the full budget, no back-off.
         public init() {}
@@ -61,6 +64,18 @@ extension FetchPlanner {
         adjusted.limits.budgetPerDay = perDay
         var decision = adjusted.next(now: now, model: model, recentFetches: Array(recentFetches.suffix(perDay)))
         if let budgetReason { decision.reason += "; \(budgetReason)" }
+        // Where the plan served the recent past worse than a fixed interval would have, that
+        // share of the days follows one.
+        let share = model.isWarm ? Self.intervalShare(feedback.trackRecord) : 0
+        let today = LocalTime(now, offsetSeconds: localOffset?(now) ?? model.sessions.last?.utcOffsetSeconds ?? 0).dayNumber
+        if Self.isIntervalDay(today, share: share) {
+            let floor = adjusted.earliestAllowed(now: now, recentFetches: Array(recentFetches.suffix(perDay)))
+            let record = feedback.trackRecord
+            decision = Decision(
+                date: max(floor, Self.intervalTick(perDay: perDay, now: now)),
+                reason: "safeguard: a fixed interval on \(Int((share * 100).rounded())) % of days (\(record.freshUses) of "
+                    + "\(record.uses) uses fresh in 4 weeks, an interval: \(Int(record.intervalFreshUses.rounded())))")
+        }
         // After a failure the content in hand is older than planned: retry, at growing intervals,
         // within the floor and the budget, instead of waiting for the next planned fetch.
         if feedback.consecutiveFailures > 0, let last = recentFetches.last {

@@ -75,14 +75,20 @@ public struct Simulator: Sendable {
         var model = UsageModel(settings: settings)
         var random = SplitMix(seed: 42)
         var attempts = [start], fresh = start, results: [FetchResult] = [.newData]
+        // When the content became fresh (the daemon's `StateStore.freshFetches`), and the first
+        // of them within the safeguard's window.
+        var freshFetches = [start], trackFrom = 0
         var staleness: [Double] = [], useIndex = 0
         var planningTime = Duration.zero, decisions = 0, mostSessions = 0
         var now = start
         while useIndex < uses.count {
             let clock = ContinuousClock(), began = clock.now
             // The daemon's own rules, results fed back included (the simulated fetches bring new data).
+            var feedback = FetchPlanner.Feedback(resultsNewestFirst: results.suffix(10).reversed())
+            while trackFrom < freshFetches.count, freshFetches[trackFrom] < now.addingTimeInterval(-FetchPlanner.trackRecordSeconds) { trackFrom += 1 }
+            feedback.trackRecord = FetchPlanner.TrackRecord(sessions: model.sessions, freshFetches: Array(freshFetches[trackFrom...]), now: now)
             let next = planner.next(now: now, model: model, recentFetches: Array(attempts.suffix(limits.budgetPerDay)),
-                                    feedback: FetchPlanner.Feedback(resultsNewestFirst: results.suffix(10).reversed())).date
+                                    feedback: feedback).date
             planningTime += clock.now - began
             decisions += 1
             let use = uses[useIndex]
@@ -100,6 +106,7 @@ public struct Simulator: Sendable {
                 } else {
                     results.append(.newData)
                     fresh = next
+                    freshFetches.append(next)
                 }
             }
         }

@@ -231,6 +231,16 @@ public final class StateStore: Sendable {
         }
     }
 
+    /// When the fetches of `handler` since `date` that left its content current (new data or no
+    /// new data) started, oldest first: the planner's track record (`FetchPlanner.TrackRecord`).
+    public func freshFetches(of handler: String, since date: Date) throws -> [Date] {
+        try pool.read { db in
+            try StoredDate.fetchAll(db, "started_at",
+                                    sql: "SELECT started_at FROM fetch_history WHERE handler = ? AND started_at >= ? AND result IN ('newData', 'noData') ORDER BY started_at",
+                                    arguments: [handler, StoredDate.text(date)])
+        }
+    }
+
     /// When the newest `limit` fetches of `handler` started, oldest first (the planner's budget).
     public func recentAttempts(of handler: String, limit: Int) throws -> [Date] {
         try pool.read { db in

@@ -34,6 +34,21 @@ struct StateStoreTests {
         #expect(try store.state(of: "news")?.newDataUnseen == 0)
     }
 
+    @Test func freshFetchesAreTheSuccessesSinceADate() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try StateStore(path: directory.file("state.sqlite"))
+        try store.record(record("news", .newData, at: 0))
+        try store.record(record("news", .noData, at: 60))
+        try store.record(record("news", .failed(reason: "HTTP 500"), at: 120))
+        try store.record(record("news", .expired, at: 180))
+        try store.record(record("other", .newData, at: 200))
+        try store.record(record("news", .newData, at: 240))
+        let since = Date(timeIntervalSince1970: 1_800_000_030)
+        #expect(try store.freshFetches(of: "news", since: since).map(\.timeIntervalSince1970) == [1_800_000_060, 1_800_000_240])
+        #expect(try store.freshFetches(of: "news", since: .distantPast).count == 3)
+    }
+
     @Test func aBatchIsRecordedInOrderWithTheSameRules() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -33,11 +33,13 @@ struct UsagePlanning: Sendable {
     func decide(_ handler: HandlerConfig, now: Date) -> (decision: FetchPlanner.Decision, floor: Date) {
         let inputs = inputs(of: handler, now: now)
         let results = ((try? state.history(of: handler.name, limit: 10)) ?? []).compactMap(\.fetchResult)
+        var feedback = FetchPlanner.Feedback(resultsNewestFirst: results)
+        let fresh = (try? state.freshFetches(of: handler.name, since: now.addingTimeInterval(-FetchPlanner.trackRecordSeconds))) ?? []
+        feedback.trackRecord = FetchPlanner.TrackRecord(sessions: inputs.model.sessions, freshFetches: fresh, now: now)
         // Never fetched: at once, like any new handler.
         let decision = inputs.attempts.isEmpty
             ? FetchPlanner.Decision(date: now, reason: "first fetch")
-            : inputs.planner.next(now: now, model: inputs.model, recentFetches: inputs.attempts,
-                                  feedback: FetchPlanner.Feedback(resultsNewestFirst: results))
+            : inputs.planner.next(now: now, model: inputs.model, recentFetches: inputs.attempts, feedback: feedback)
         return (decision, inputs.planner.earliestAllowed(now: now, recentFetches: inputs.attempts))
     }
 
