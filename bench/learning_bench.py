@@ -43,7 +43,8 @@ def traces():
             raise SystemExit(f"{name} is not in {split.OUT}: run python3 bench/learning_split.py")
         found.append((sets[name], name, path))
     found += [("synthetic", os.path.basename(p)[:-4], p) for p in sorted(glob.glob(os.path.join(SHARED, "traces", "*.txt")))]
-    found += [("adversarial", os.path.basename(p)[:-4], p) for p in sorted(glob.glob(os.path.join(ADVERSARIAL, "adversarial-*.txt")))]
+    found += [("adversarial", os.path.basename(p)[:-4], p)
+              for p in sorted(glob.glob(os.path.join(ADVERSARIAL, "adversarial-*.txt")))]
     return found
 
 
@@ -221,7 +222,8 @@ def main():
         planning = {}
         for policy in policies:
             _, report, _ = simulate(fetchctl, year, policy, args.budget, folder)
-            planning[policy or "default"] = report["planningMicroseconds"]
+            planning[policy or "default"] = {"us_per_decision": report["planningMicroseconds"],
+                                             "learned_state_bytes": report["learnedStateBytes"]}
             print(f"planning with a year of uses ({policy or 'default'}): {report['planningMicroseconds']:.0f} µs per decision, "
                   f"learned state at most {report['learnedStateBytes']} bytes")
     if args.json:

@@ -23,6 +23,7 @@ import glob, hashlib, os, re, sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 REAL = os.path.join(HERE, "traces", "real")
 OUT = os.path.join(REAL, "split.tsv")
+# The issue that asked for the split; any fixed number would do, chosen before any figure.
 SEED = 38
 VALIDATION_SHARE = 2 / 3
 # The corpus the planner had been tuned on before the split.
@@ -36,7 +37,8 @@ def assign(name):
     digest = hashlib.sha256(f"{SEED}:{name}".encode()).digest()
     fraction = int.from_bytes(digest[:8], "big") / 2 ** 64
     chosen = "validation" if fraction < VALIDATION_SHARE else "tuning"
-    return chosen, f"sha256(\"{SEED}:{name}\") = {fraction:.4f} of 2^64 ({'<' if chosen == 'validation' else '>='} {VALIDATION_SHARE:.4f})"
+    relation = "<" if chosen == "validation" else ">="
+    return chosen, f"sha256(\"{SEED}:{name}\") = {fraction:.4f} of 2^64 ({relation} {VALIDATION_SHARE:.4f})"
 
 
 def names():

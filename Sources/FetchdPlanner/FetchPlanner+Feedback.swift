@@ -13,9 +13,10 @@ extension FetchPlanner {
         public var noDataRun = 0
         /// `expired` results among the last ten.
         public var recentOverruns = 0
-        /// What the plan gave over the recent past against a fixed interval (the safeguard's
-        /// evidence); empty unless the caller knows the fetches of that past.
-        public var trackRecord = TrackRecord()
+        /// When the content became fresh (successful fetches, oldest first) over at least the
+        /// last `trackRecordSeconds` and a day: the safeguard's evidence, with the model's uses.
+        /// Empty: no safeguard.
+        public var freshFetches: [Date] = []
 
         /// No feedback: the full budget, no back-off.
         public init() {}
@@ -57,25 +58,15 @@ extension FetchPlanner {
         return max(limits.minIntervalSeconds, wait * (0.8 + 0.4 * random.unit()))
     }
 
-    /// `next(now:model:recentFetches:)` with the handler's recent results taken into account.
+    /// `next(now:model:recentFetches:)` with the handler's recent results taken into account:
+    /// the budget they leave, the safeguard's days on a fixed interval, the back-off after failures.
     public func next(now: Date, model: UsageModel, recentFetches: [Date], feedback: Feedback) -> Decision {
         let (perDay, budgetReason) = budget(after: feedback)
         var adjusted = self
         adjusted.limits.budgetPerDay = perDay
         var decision = adjusted.next(now: now, model: model, recentFetches: Array(recentFetches.suffix(perDay)))
+        decision = adjusted.safeguarded(decision, now: now, model: model, recentFetches: recentFetches, feedback: feedback)
         if let budgetReason { decision.reason += "; \(budgetReason)" }
-        // Where the plan served the recent past worse than a fixed interval would have, that
-        // share of the days follows one.
-        let share = model.isWarm ? Self.intervalShare(feedback.trackRecord) : 0
-        let today = LocalTime(now, offsetSeconds: localOffset?(now) ?? model.sessions.last?.utcOffsetSeconds ?? 0).dayNumber
-        if Self.isIntervalDay(today, share: share) {
-            let floor = adjusted.earliestAllowed(now: now, recentFetches: Array(recentFetches.suffix(perDay)))
-            let record = feedback.trackRecord
-            decision = Decision(
-                date: max(floor, Self.intervalTick(perDay: perDay, now: now)),
-                reason: "safeguard: a fixed interval on \(Int((share * 100).rounded())) % of days (\(record.freshUses) of "
-                    + "\(record.uses) uses fresh in 4 weeks, an interval: \(Int(record.intervalFreshUses.rounded())))")
-        }
         // After a failure the content in hand is older than planned: retry, at growing intervals,
         // within the floor and the budget, instead of waiting for the next planned fetch.
         if feedback.consecutiveFailures > 0, let last = recentFetches.last {

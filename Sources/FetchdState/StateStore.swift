@@ -235,9 +235,10 @@ public final class StateStore: Sendable {
     /// new data) started, oldest first: the planner's track record (`FetchPlanner.TrackRecord`).
     public func freshFetches(of handler: String, since date: Date) throws -> [Date] {
         try pool.read { db in
-            try StoredDate.fetchAll(db, "started_at",
-                                    sql: "SELECT started_at FROM fetch_history WHERE handler = ? AND started_at >= ? AND result IN ('newData', 'noData') ORDER BY started_at",
-                                    arguments: [handler, StoredDate.text(date)])
+            try StoredDate.fetchAll(db, "started_at", sql: """
+                SELECT started_at FROM fetch_history
+                WHERE handler = ? AND started_at >= ? AND result IN ('newData', 'noData') ORDER BY started_at
+                """, arguments: [handler, StoredDate.text(date)])
         }
     }
 

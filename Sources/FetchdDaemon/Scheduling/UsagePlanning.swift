@@ -34,8 +34,9 @@ struct UsagePlanning: Sendable {
         let inputs = inputs(of: handler, now: now)
         let results = ((try? state.history(of: handler.name, limit: 10)) ?? []).compactMap(\.fetchResult)
         var feedback = FetchPlanner.Feedback(resultsNewestFirst: results)
-        let fresh = (try? state.freshFetches(of: handler.name, since: now.addingTimeInterval(-FetchPlanner.trackRecordSeconds))) ?? []
-        feedback.trackRecord = FetchPlanner.TrackRecord(sessions: inputs.model.sessions, freshFetches: fresh, now: now)
+        // The safeguard's record starts at today's local midnight: a day more covers it.
+        let trackSince = now.addingTimeInterval(-FetchPlanner.trackRecordSeconds - 86_400)
+        feedback.freshFetches = (try? state.freshFetches(of: handler.name, since: trackSince)) ?? []
         // Never fetched: at once, like any new handler.
         let decision = inputs.attempts.isEmpty
             ? FetchPlanner.Decision(date: now, reason: "first fetch")
