@@ -34,7 +34,7 @@ ADVERSARIAL = os.path.join(HERE, "..", "Tests", "FetchdPlannerTests", "Traces")
 
 def traces():
     """(group, name, path): the real corpus first (group: its set in the split), then the
-    synthetic traces."""
+    synthetic and the adversarial traces."""
     sets = split.read()
     found = []
     for path in sorted(glob.glob(os.path.join(REAL, "*.txt"))):
@@ -122,12 +122,13 @@ def geomean(values):
 
 
 def kind(name):
-    """The kind of source of a trace: commits, listening (real) or the synthetic trace's name."""
+    """The kind of source of a trace: commits or listening (real people), else synthetic."""
     return name.split("-")[0] if name.split("-")[0] in ("commits", "listening") else "synthetic"
 
 
 def groups(rows):
-    """(label, rows) to report: each set of the split, each set's kinds of source, the synthetic traces."""
+    """(label, rows) to report: each set of the split and its kinds of source, then the
+    synthetic and the adversarial traces."""
     out = []
     for group in ["tuning", "validation"]:
         members = [r for r in rows if r["group"] == group]
