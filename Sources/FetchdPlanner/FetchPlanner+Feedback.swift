@@ -13,8 +13,8 @@ extension FetchPlanner {
         public var noDataRun = 0
         /// `expired` results among the last ten.
         public var recentOverruns = 0
-        /// When the content became fresh (successful fetches, oldest first) over at least the
-        /// last `trackRecordSeconds` and a day: the safeguard's evidence, with the model's uses.
+        /// When the content became fresh (successful fetches, oldest first) since
+        /// `trackRecordStart(now:)`: the safeguard's evidence, with the model's uses.
         /// Empty: no safeguard.
         public var freshFetches: [Date] = []
 

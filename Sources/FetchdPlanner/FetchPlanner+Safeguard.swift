@@ -47,6 +47,11 @@ extension FetchPlanner {
     /// The daemon keeps `Defaults.historyKeepPerHandler` results a handler: above about 17
     /// fetches a day its record is shorter.
     public static let trackRecordSeconds = 56 * 86_400.0
+
+    /// From when a caller deciding at `now` passes the successful fetches
+    /// (`Feedback.freshFetches`): the record ends at today's local midnight, so a day more than
+    /// `trackRecordSeconds` covers it whatever the time of day.
+    public static func trackRecordStart(now: Date) -> Date { now.addingTimeInterval(-trackRecordSeconds - 86_400) }
     /// The plan must beat the interval by this share before the safeguard leaves it alone: a
     /// schedule that only equals the interval on the recent past may be behind it by chance.
     static let safeguardMargin = 0.1
