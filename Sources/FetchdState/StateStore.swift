@@ -8,6 +8,8 @@ public final class StateStore: Sendable {
     let pool: DatabasePool
     /// The database file.
     public let path: String
+    /// Every handler's state as last read (`allStates`).
+    let statesMemo = StatesMemo()
 
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
     public init(path: String) throws {
@@ -80,7 +82,8 @@ public final class StateStore: Sendable {
     /// Records a batch of finished fetches in one transaction (one fsync for a whole wake).
     /// Returns the stored records (with their ids), in order.
     public func record(_ batch: [PendingRecord], historyLimit: Int = Defaults.historyKeepPerHandler) throws -> [FetchRecord] {
-        try pool.write { db in
+        defer { statesMemo.invalidate() }
+        return try pool.write { db in
             // The three statements are looked up once per batch: each lookup hashes its SQL text,
             // three times per result when it was done for every insert.
             let statements = try InsertStatements(db)
@@ -255,12 +258,18 @@ public final class StateStore: Sendable {
         try pool.read { db in try HandlerState.fetchOne(db, key: handler) }
     }
 
-    /// The state of every handler ever fetched, by name.
+    /// The state of every handler ever fetched, by name; read from the database only after a
+    /// write changed them (this store is the database's only writer).
     public func allStates() throws -> [String: HandlerState] {
-        try pool.read { db in
-            Dictionary(uniqueKeysWithValues: try HandlerState.fetchAll(db).map { ($0.name, $0) })
+        try statesMemo.states {
+            try pool.read { db in
+                Dictionary(uniqueKeysWithValues: try HandlerState.fetchAll(db).map { ($0.name, $0) })
+            }
         }
     }
+
+    /// How many times `allStates` read the database (a wake reads it once).
+    public var stateReads: Int { statesMemo.reads }
 
     /// The newest `limit` fetches of `handler`, newest first.
     public func history(of handler: String, limit: Int = Defaults.historyLimit) throws -> [FetchRecord] {
@@ -271,6 +280,7 @@ public final class StateStore: Sendable {
 
     /// Resets the new-data counters: someone has looked.
     public func markSeen() throws {
+        defer { statesMemo.invalidate() }
         try pool.write { db in try db.execute(sql: "UPDATE handler_state SET new_data_unseen = 0") }
     }
 

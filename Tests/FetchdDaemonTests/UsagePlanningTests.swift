@@ -90,9 +90,10 @@ struct UsagePlanningTests {
         #expect(await coordinator.runDue(trigger: .manual).count == 2)
         #expect(await coordinator.runDue(trigger: .manual).isEmpty)
         // Two fetches in the last 24 h: the shared budget is spent until the first is a day old.
-        let floor = try #require(await coordinator.globalBudgetFloor(now: Date()))
+        let input = await coordinator.eligibilityInput(now: Date())
+        let floor = try #require(UsagePlanning.floor(of: input.globalBudget))
         #expect(floor > first.addingTimeInterval(86_400 - 60) && floor < Date().addingTimeInterval(86_400))
-        let planned = await coordinator.plannedDates(now: Date())
+        let planned = input.plannedDates
         #expect(planned.count == 3 && planned.values.allSatisfy { $0 >= floor }, "\(planned)")
         let status = await coordinator.status(markSeen: false)
         #expect(status.handlers.allSatisfy { $0.planReason?.contains("global_budget spent") == true })

@@ -36,26 +36,21 @@ extension FetchCoordinator {
         conditions.unmet(handler, meteredSetting: config.daemon.networkMetered)
     }
 
-    /// The due handlers whose conditions hold; the others are deferred (they stay due and run
-    /// at the first wake after their conditions hold). Logs each deferral once, and its end.
-    /// `due` are places in `handlers`.
-    func holdingConditions(_ due: [Int], of handlers: [HandlerConfig]) -> [Int] {
-        var ready: [Int] = []
-        for index in due {
-            let handler = handlers[index], name = handler.name
-            if let reason = unmetConditions(handler) {
-                if runtime[name]?.deferredReason != reason {
-                    logger.info("\(name): deferred: \(reason)", metadata: ["handler": "\(name)"])
-                    runtime[name, default: HandlerRuntime()].deferredReason = reason
-                }
-            } else {
-                if let entry = runtime[name], entry.deferredReason != nil {
-                    runtime[name]?.deferredReason = nil
-                    logger.info("\(name): conditions hold again: fetching", metadata: ["handler": "\(name)"])
-                }
-                ready.append(index)
-            }
+    /// Logs each deferral once (the due handlers whose conditions do not hold: they stay due and
+    /// run at the first wake after their conditions hold), and its end when a wake starts one.
+    func noteDeferrals(_ eligibility: Eligibility) {
+        let handlers = eligibility.input.handlers
+        for (index, reason) in eligibility.deferred {
+            let name = handlers[index].name
+            guard runtime[name]?.deferredReason != reason else { continue }
+            logger.info("\(name): deferred: \(reason)", metadata: ["handler": "\(name)"])
+            runtime[name, default: HandlerRuntime()].deferredReason = reason
         }
-        return ready
+        for index in eligibility.ready {
+            let name = handlers[index].name
+            guard runtime[name]?.deferredReason != nil else { continue }
+            runtime[name]?.deferredReason = nil
+            logger.info("\(name): conditions hold again: fetching", metadata: ["handler": "\(name)"])
+        }
     }
 }

@@ -14,22 +14,12 @@ extension FetchCoordinator {
         return try pushes.admit(handler, data: data, now: now)
     }
 
-    /// Takes the deferred pushes due at `now` of loaded handlers that are neither running nor
-    /// holding a push a wake took; by handler.
-    func takeDuePushes(now: Date) -> [String: PendingPush] {
-        let taken = pushes.takeDue(now: now) { name in
-            isRunning(name) || runtime[name]?.pushTaken == true ? nil : config.handler(named: name)
-        }
+    /// Takes the deferred pushes of `names` (`Eligibility.pushesDue`) that are still due at
+    /// `now`, each counted as a push fetch and marked taken until its fetch ends; by handler.
+    func takePushes(_ names: [String], now: Date) -> [String: PendingPush] {
+        let taken = pushes.takeDue(names.compactMap(config.handler(named:)), now: now)
         for name in taken.keys { runtime[name, default: HandlerRuntime()].pushTaken = true }
         return taken
-    }
-
-    /// When the earliest deferred push of a loaded handler that is not running is due: the
-    /// scheduler wakes for it.
-    func nextPushDue() -> Date? {
-        pushes.nextDue { name in
-            isLoaded(name) && !isRunning(name) && runtime[name]?.pushTaken != true
-        }
     }
 
     /// Every pending push, earliest first.

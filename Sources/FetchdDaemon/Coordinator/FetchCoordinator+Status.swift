@@ -1,7 +1,6 @@
 import FetchdConfig
 import FetchdControl
 import FetchdCore
-import FetchdPlanner
 import FetchdState
 import Foundation
 
@@ -27,27 +26,7 @@ extension FetchCoordinator {
 
     /// What the reports are made from, as the coordinator sees it at `now`.
     func statusView(now: Date) -> StatusView {
-        let states = schedulingStates(now: now)
-        refreshPower()
-        let floor = globalBudgetFloor(now: now)
-        var plans: [String: FetchPlanner.Decision] = [:]
-        var waitingFor: [String: String] = [:]
-        for handler in config.handlers {
-            if var plan = plannedFetch(handler, now: now) {
-                if let floor, floor > plan.date {
-                    plan.date = floor
-                    plan.reason += "; global_budget spent until then"
-                }
-                plans[handler.name] = plan
-            }
-            // Only for scheduled handlers: one run on request alone waits for nothing.
-            if handler.enabled, handler.minInterval != .never { waitingFor[handler.name] = unmetConditions(handler) }
-        }
-        return StatusView(config: config, now: now, states: states, plans: plans,
-                          running: Set(config.handlers.map(\.name).filter(isRunning)),
-                          // Pushes this daemon is fetching at once are not waiting for anything.
-                          waitingPushes: pushes.waiting(), waitingFor: waitingFor, nextPushDue: nextPushDue(),
-                          rejectedReload: rejectedReload, instance: instance)
+        StatusView(config: config, eligibility: eligibility(now: now), rejectedReload: rejectedReload, instance: instance)
     }
 
     /// The path of `name`'s latest published content, nil while it has none.

@@ -43,21 +43,4 @@ extension FetchCoordinator {
         guard let handler = config.handler(named: name) else { return nil }
         return plans.planning.report(of: handler, now: now, planned: { plannedFetch(handler, now: now) })
     }
-
-    /// Planned times of the learning handlers, for the scheduler, held back by the shared
-    /// budget (`global_budget`) when it is spent.
-    func plannedDates(now: Date) -> [String: Date] {
-        plannedDates(now: now, globalUse: globalBudgetUse(now: now))
-    }
-
-    /// `plannedDates(now:)` with the shared budget's use as the caller has read it.
-    func plannedDates(now: Date, globalUse: UsagePlanning.GlobalBudgetUse?) -> [String: Date] {
-        plans.dates(of: config.handlers, now: now, globalUse: globalUse)
-    }
-
-    /// How much of `global_budget` is used, when one is set.
-    func globalBudgetUse(now: Date) -> UsagePlanning.GlobalBudgetUse? { plans.planning.globalBudgetUse(config, now: now) }
-
-    /// When `global_budget` allows the next usage-planned fetch, if it is spent now.
-    func globalBudgetFloor(now: Date) -> Date? { UsagePlanning.floor(of: globalBudgetUse(now: now)) }
 }

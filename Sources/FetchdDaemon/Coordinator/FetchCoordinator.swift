@@ -99,25 +99,12 @@ public actor FetchCoordinator {
     /// Nil when none is due.
     private func takeDue(now: Date) -> (handlers: [HandlerConfig], queue: [Int], states: [String: HandlerState],
                                         pushes: [String: PendingPush])? {
-        let handlers = config.handlers
-        let states = schedulingStates(now: now)
-        refreshPower()
-        let globalUse = globalBudgetUse(now: now)
-        let planned = plannedDates(now: now, globalUse: globalUse)
-        // Handlers whose conditions (network, power) do not hold are deferred, not skipped: they
-        // stay due, and a wake when the conditions change (or the next heartbeat) runs them.
-        var eligible = Scheduler.dueIndices(handlers, states: states, now: now, planned: planned, floors: plans.floors)
-            .filter { !isRunning(handlers[$0].name) && !isTakenByWake(handlers[$0].name) }
-        // Partial transfers resume when their retry time has come, whatever their min_interval.
-        let resuming = transferResumeDates(states: states, now: now).filter { $0.value <= now }
-        if !resuming.isEmpty {
-            let alreadyDue = Set(eligible.map { handlers[$0].name })
-            eligible += handlers.indices.filter { resuming[handlers[$0].name] != nil && !alreadyDue.contains(handlers[$0].name) }
-        }
-        var due = UsagePlanning.withinGlobalBudget(holdingConditions(eligible, of: handlers), name: { handlers[$0].name },
-                                                   planned: planned, globalUse: globalUse)
+        let eligibility = eligibility(now: now)
+        let handlers = eligibility.input.handlers
+        noteDeferrals(eligibility)
+        var due = eligibility.ready
         // Deferred pushes whose time has come run as push fetches, with their data.
-        let pushes = takeDuePushes(now: now)
+        let pushes = takePushes(eligibility.pushesDue, now: now)
         if !pushes.isEmpty {
             let names = Set(due.map { handlers[$0].name })
             due += handlers.indices.filter { pushes[handlers[$0].name] != nil && !names.contains(handlers[$0].name) }
@@ -130,24 +117,11 @@ public actor FetchCoordinator {
         // Hosts interleaved, so the window never fills with the fetches of one host waiting for
         // that host's slots.
         let queue = WakeQueue.interleavedByHost(due, key: { self.pipeline.slot(for: handlers[$0]).1 })
-        return (handlers, queue, states, pushes)
+        return (handlers, queue, eligibility.input.states, pushes)
     }
 
-    /// When the scheduler should wake next. Deferred handlers (conditions unmet) do not count:
-    /// they would ask for a wake now, again and again; a change of conditions wakes them.
-    public func nextWake(now: Date = Date()) -> Date {
-        let states = schedulingStates(now: now)
-        // Lazily filtered: with thousands of handlers a filtered copy of their configurations
-        // was the largest allocation after each wake.
-        let waiting = config.handlers.lazy.filter {
-            !self.isRunning($0.name) && !self.isTakenByWake($0.name) && self.unmetConditions($0) == nil
-        }
-        let wake = Scheduler.nextWake(waiting, states: states, now: now,
-                                      heartbeatSeconds: config.daemon.heartbeatSeconds, planned: plannedDates(now: now))
-        let resume = transferResumeDates(states: states, now: now)
-            .filter { name, _ in config.handler(named: name).map { unmetConditions($0) == nil } ?? false }.values.min()
-        return min(wake, nextPushDue() ?? .distantFuture, resume ?? .distantFuture)
-    }
+    /// When the scheduler should wake next (`Eligibility.nextWake`).
+    public func nextWake(now: Date = Date()) -> Date { eligibility(now: now).nextWake }
 
     /// Runs `name` now, or joins its fetch if one is running; nil when no such handler is loaded.
     public func fetch(_ name: String, trigger: FetchTrigger) async -> FetchRecord? {

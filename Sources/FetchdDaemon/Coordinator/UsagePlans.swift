@@ -33,16 +33,22 @@ struct UsagePlans {
         return decision
     }
 
-    /// The planned times of the learning handlers among `handlers`, for the scheduler, held back
-    /// by the shared budget (`global_budget`) when `globalUse` says it is spent.
-    mutating func dates(of handlers: [HandlerConfig], now: Date,
-                        globalUse: UsagePlanning.GlobalBudgetUse?) -> [String: Date] {
-        var dates: [String: Date] = [:]
+    /// The decisions of the learning handlers among `handlers`, held back by the shared budget
+    /// (`global_budget`) when `globalUse` says it is spent: then planned for when it has room,
+    /// and the reason says so.
+    mutating func decisions(of handlers: [HandlerConfig], now: Date,
+                            globalUse: UsagePlanning.GlobalBudgetUse?) -> [String: FetchPlanner.Decision] {
+        var decisions: [String: FetchPlanner.Decision] = [:]
         let floor = UsagePlanning.floor(of: globalUse)
         for handler in handlers where handler.learnsUsage {
-            if let decision = decision(for: handler, now: now) { dates[handler.name] = max(decision.date, floor ?? .distantPast) }
+            guard var decision = decision(for: handler, now: now) else { continue }
+            if let floor, floor > decision.date {
+                decision.date = floor
+                decision.reason += "; global_budget spent until then"
+            }
+            decisions[handler.name] = decision
         }
-        return dates
+        return decisions
     }
 
     /// The earliest each planned handler may run at all: a wake may run it a little before its

@@ -53,34 +53,29 @@ struct DeferredPushes: Sendable {
         }
     }
 
-    /// Takes the deferred pushes due at `now`, counting each as a push fetch; by handler. Only
-    /// those `available` gives a configuration for (loaded, not running, not taken already). One
-    /// the limit still has no room for is moved later. Pushes this daemon admitted to fetch at
-    /// once are its intake's to run, not a wake's; those a stopped daemon admitted are taken
-    /// like deferred ones (they were counted already).
-    func takeDue(now: Date, available: (String) -> HandlerConfig?) -> [String: PendingPush] {
+    /// Takes the pending pushes of `handlers` due at `now` (re-read in the transaction that
+    /// counts each as a push fetch); by handler. One the limit still has no room for (a reload
+    /// lowered it) is moved later. The caller chose handlers that are loaded, not running and
+    /// not taken already, whose push this daemon did not admit to fetch at once
+    /// (`Eligibility.pushesDue`): those a stopped daemon admitted are taken like deferred ones
+    /// (they were counted already).
+    func takeDue(_ handlers: [HandlerConfig], now: Date) -> [String: PendingPush] {
         var taken: [String: PendingPush] = [:]
-        for push in pending() where push.dueAt <= now.addingTimeInterval(Scheduler.dueTolerance) && push.owner != owner {
-            guard let handler = available(push.handler) else { continue }
+        for handler in handlers {
             do {
-                switch try state.pushes.takeDue(of: push.handler, at: now, limit: handler.pushLimit,
-                                             tolerance: Scheduler.dueTolerance) {
+                switch try state.pushes.takeDue(of: handler.name, at: now, limit: handler.pushLimit,
+                                                tolerance: Scheduler.dueTolerance) {
                 case .run(let due):
-                    taken[push.handler] = due
+                    taken[handler.name] = due
                 case .rescheduled(let moved):
-                    logger.info("\(push.handler): deferred push moved to \(moved.dueAt) (push_limit \(handler.pushLimit))")
+                    logger.info("\(handler.name): deferred push moved to \(moved.dueAt) (push_limit \(handler.pushLimit))")
                 case nil: break
                 }
             } catch {
-                logger.error("\(push.handler): cannot take a deferred push from \(state.path): \(error)")
+                logger.error("\(handler.name): cannot take a deferred push from \(state.path): \(error)")
             }
         }
         return taken
-    }
-
-    /// When the earliest deferred push that `available` accepts is due.
-    func nextDue(available: (String) -> Bool) -> Date? {
-        pending().first { $0.owner != owner && available($0.handler) }?.dueAt
     }
 
     /// The deferred pushes a wake may take, by handler (not those this daemon is fetching at once).

@@ -1,0 +1,87 @@
+import FetchdConfig
+import FetchdPlanner
+import FetchdState
+import Foundation
+
+extension Eligibility {
+    /// One thing that keeps a handler from being fetched on its schedule now, with its date or
+    /// figure.
+    enum Hold: Sendable, Equatable {
+        /// `enabled = false`: fetched only when asked.
+        case disabled
+        /// `min_interval = "never"`: fetched only when asked or pushed.
+        case onRequestOnly
+        /// A fetch of it runs, or a wake took it and starts it shortly.
+        case fetching
+        /// Its `min_interval` since the last attempt ends then.
+        case minInterval(until: Date)
+        /// The server's Retry-After, max-age or Expires ends then.
+        case serverFloor(until: Date)
+        /// The usage planner fetches it then, for this reason (`global_budget` included).
+        case plan(until: Date, reason: String)
+        /// Its conditions (network, power, battery) do not hold, for this reason.
+        case conditions(String)
+        /// A deferred push waits for its `push_limit` until then.
+        case pushLimit(until: Date)
+        /// Its partial transfer resumes then (back-off after failures, or Retry-After).
+        case transferRetry(until: Date)
+    }
+
+    /// One handler as the rules see it.
+    struct Row: Sendable, Equatable {
+        /// When its schedule makes it eligible (in the past when overdue); nil when it is fetched
+        /// only on request.
+        var scheduledAt: Date?
+        /// When it is next eligible: not in the past (an overdue handler is eligible now, not
+        /// hours ago after a suspend or a clock step), and no later than its deferred push.
+        var nextEligibleAt: Date?
+        /// Its usage plan, when it learns its usage.
+        var plan: FetchPlanner.Decision?
+        /// Everything that holds it back now, in the order the rules apply them.
+        var holds: [Hold]
+
+        /// Why its scheduled fetch waits for its conditions, if it does.
+        var waitingFor: String? {
+            holds.lazy.compactMap { if case .conditions(let reason) = $0 { reason } else { nil } }.first
+        }
+    }
+
+    /// How the rules see `handler` (one of `input.handlers`).
+    func row(of handler: HandlerConfig) -> Row {
+        let name = handler.name, now = input.now
+        let state = input.states[name]
+        let plan = input.plans[name]
+        let scheduled = Scheduler.nextEligible(handler, state: state, now: now, planned: plan?.date)
+        let push = input.waitingPushes[name]
+        let next = [scheduled.map { max($0, now) }, push?.dueAt].compactMap { $0 }.min()
+        var holds: [Hold] = []
+        if !handler.enabled { holds.append(.disabled) }
+        if handler.minInterval == .never { holds.append(.onRequestOnly) }
+        if input.isBusy(name) { holds.append(.fetching) }
+        let scheduledHandler = handler.enabled && handler.minInterval != .never
+        if scheduledHandler {
+            if let plan {
+                if plan.date > now { holds.append(.plan(until: plan.date, reason: plan.reason)) }
+            } else if case .seconds(let seconds) = handler.minInterval,
+                      let last = Scheduler.lastAttempt(state, now: now), last.addingTimeInterval(seconds) > now {
+                holds.append(.minInterval(until: last.addingTimeInterval(seconds)))
+            }
+            if let floor = Scheduler.serverFloor(of: handler, state: state, now: now), floor > now {
+                holds.append(.serverFloor(until: floor))
+            }
+            // Only for scheduled handlers: one run on request alone waits for nothing.
+            if let reason = input.unmetConditions[name] { holds.append(.conditions(reason)) }
+        }
+        if let push, push.dueAt > now { holds.append(.pushLimit(until: push.dueAt)) }
+        if let resume = input.transferResumes[name], resume > now { holds.append(.transferRetry(until: resume)) }
+        return Row(scheduledAt: scheduled, nextEligibleAt: next, plan: plan, holds: holds)
+    }
+
+    /// The enabled handler eligible soonest on its schedule (not before now), for the status line.
+    func soonest() -> (name: String, date: Date)? {
+        input.handlers.lazy.filter(\.enabled).compactMap { handler in
+            Scheduler.nextEligible(handler, state: self.input.states[handler.name], now: self.input.now,
+                                   planned: self.input.plans[handler.name]?.date).map { (handler.name, max($0, self.input.now)) }
+        }.min { $0.date < $1.date }
+    }
+}

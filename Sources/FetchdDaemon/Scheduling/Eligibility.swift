@@ -1,0 +1,78 @@
+import FetchdConfig
+import FetchdPlanner
+import FetchdState
+import Foundation
+
+/// What the scheduling rules make of one `EligibilityInput`: the handlers a wake starts, those
+/// due but waiting for their conditions, the deferred pushes to take, when to wake next, and for
+/// each handler when it is next eligible and what holds it back. The one place these are
+/// decided: the wake (`FetchCoordinator.takeDue`), the daemon's timer (`nextWake`) and the
+/// status (`StatusView`) all read it, so what `fetchctl status` says is what the wake does.
+/// A pure function of its input.
+struct Eligibility: Sendable {
+    /// What the rules were applied to.
+    let input: EligibilityInput
+    /// The handlers to start now, as places in `input.handlers`: the due ones in configuration
+    /// order, then the transfers whose partial download may resume; none that runs, that a wake
+    /// took, whose conditions do not hold, or for which `global_budget` has no room.
+    let ready: [Int]
+    /// The handlers due by their schedule whose conditions do not hold, with why: they stay due
+    /// and run at the first wake after their conditions hold.
+    let deferred: [(index: Int, reason: String)]
+    /// The handlers whose deferred push is due and may be taken now (loaded, not running, not
+    /// taken by another wake).
+    let pushesDue: [String]
+    /// When the daemon's own timer should wake next: the earliest eligibility of a handler that
+    /// is not running and whose conditions hold, a resuming transfer's or a deferred push's
+    /// time, at least every heartbeat. In the past when something is overdue.
+    let nextWake: Date
+    /// The next time a handler becomes eligible or a deferred push is due, if any is in the
+    /// future (no heartbeat cap): what the systemd timer should wake for.
+    let nextPlannedFetch: Date?
+
+    /// Applies the scheduling rules to `input`.
+    init(_ input: EligibilityInput) {
+        self.input = input
+        let handlers = input.handlers, now = input.now
+        let planned = input.plannedDates
+        // Partial transfers resume when their retry time has come, whatever their min_interval.
+        var due = Scheduler.dueIndices(handlers, states: input.states, now: now, planned: planned, floors: input.planFloors)
+            .filter { !input.isBusy(handlers[$0].name) }
+        if input.transferResumes.values.contains(where: { $0 <= now }) {
+            let alreadyDue = Set(due.map { handlers[$0].name })
+            due += handlers.indices.filter {
+                let name = handlers[$0].name
+                return input.transferResumes[name].map { $0 <= now } == true && !alreadyDue.contains(name)
+            }
+        }
+        var holding: [Int] = []
+        var deferred: [(index: Int, reason: String)] = []
+        for index in due {
+            if let reason = input.unmetConditions[handlers[index].name] { deferred.append((index, reason)) } else { holding.append(index) }
+        }
+        ready = UsagePlanning.withinGlobalBudget(holding, name: { handlers[$0].name }, planned: planned,
+                                                 globalUse: input.globalBudget)
+        self.deferred = deferred
+
+        let loaded = input.waitingPushes.isEmpty ? [] : Set(handlers.map(\.name))
+        let pushDue = input.waitingPushes.values.filter {
+            loaded.contains($0.handler) && !input.running.contains($0.handler) && !input.pushTaken.contains($0.handler)
+        }
+        pushesDue = pushDue.filter { $0.dueAt <= now.addingTimeInterval(Scheduler.dueTolerance) }.map(\.handler).sorted()
+        let nextPush = pushDue.map(\.dueAt).min()
+
+        // Deferred handlers do not count: they would ask for a wake now, again and again; a
+        // change of conditions wakes them. Lazily filtered: with thousands of handlers a
+        // filtered copy of their configurations was the largest allocation after each wake.
+        let waiting = handlers.lazy.filter { !input.isBusy($0.name) && input.unmetConditions[$0.name] == nil }
+        let wake = Scheduler.nextWake(waiting, states: input.states, now: now,
+                                      heartbeatSeconds: input.heartbeatSeconds, planned: planned)
+        let resume = input.transferResumes.filter { input.unmetConditions[$0.key] == nil }.values.min()
+        nextWake = min(wake, nextPush ?? .distantFuture, resume ?? .distantFuture)
+
+        let scheduled = handlers.lazy.compactMap { Scheduler.nextEligible($0, state: input.states[$0.name], now: now,
+                                                                          planned: planned[$0.name]) }
+        let upcomingPush = pushDue.map(\.dueAt).filter { $0 > now }.min()
+        nextPlannedFetch = [scheduled.filter { $0 > now }.min(), upcomingPush].compactMap { $0 }.min()
+    }
+}
