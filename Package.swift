@@ -63,23 +63,33 @@ let package = Package(
             name: "FetchdState",
             dependencies: ["FetchdCore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        // Handlers and the completion contract: exec (a program, started by CPosixShim) and http (libcurl); background transfers.
+        // Deadlines and waits on the continuous clock (CLOCK_BOOTTIME, which counts a suspend):
+        // every fetch's deadline and the daemon's own timers.
         .target(
-            name: "FetchdHandlers",
+            name: "FetchdClock",
             dependencies: [
-                "FetchdCore", "FetchdConfig", "CurlKit", "CPosixShim",
-                // SHA-256 of a transfer, hashed while it downloads.
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
+                "CPosixShim",
                 // The deadline timer's queue of sleepers.
                 .product(name: "HeapModule", package: "swift-collections"),
             ]
         ),
-        // The versioned control protocol, its Unix-socket server and client.
+        // Handlers and the completion contract: exec (a program, started by CPosixShim) and http (libcurl); background transfers.
         .target(
-            name: "FetchdControl",
+            name: "FetchdHandlers",
             dependencies: [
-                "FetchdCore",
+                "FetchdCore", "FetchdConfig", "FetchdClock", "CurlKit", "CPosixShim",
+                // SHA-256 of a transfer, hashed while it downloads.
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The versioned control protocol: requests, reports, their JSON, and the socket's client.
+        .target(name: "FetchdControl", dependencies: ["FetchdCore"]),
+        // The control socket's server (SwiftNIO), one transport of FetchdControl's vocabulary.
+        .target(
+            name: "FetchdControlServer",
+            dependencies: [
+                "FetchdControl", "FetchdCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
@@ -92,7 +102,7 @@ let package = Package(
             name: "FetchdDaemon",
             dependencies: [
                 "FetchdCore", "FetchdConfig", "FetchdSnapshots", "FetchdState",
-                "FetchdHandlers", "FetchdControl", "FetchdSystemd", "CurlKit", "FetchdPlanner", "FetchdPush", "CPosixShim",
+                "FetchdHandlers", "FetchdClock", "FetchdControl", "FetchdControlServer", "FetchdSystemd", "CurlKit", "FetchdPlanner", "FetchdPush", "CPosixShim",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -118,7 +128,7 @@ let package = Package(
         .executableTarget(
             name: "fetchd",
             dependencies: [
-                "FetchdDaemon", "FetchdConfig", "FetchdCore", "FetchdSnapshots", "FetchdSystemd",
+                "FetchdDaemon", "FetchdConfig", "FetchdControlServer", "FetchdCore", "FetchdSnapshots", "FetchdSystemd",
                 // The global-executor hook, set without dlsym (GlobalExecutor).
                 "CPosixShim",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -159,7 +169,7 @@ let package = Package(
         .testTarget(
             name: "FetchdControlTests",
             dependencies: [
-                "FetchdControl", "FetchdCore", "FetchdTestSupport",
+                "FetchdControl", "FetchdControlServer", "FetchdCore", "FetchdTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -173,6 +183,7 @@ let package = Package(
             dependencies: ["FetchdHandlers", "FetchdCore", "FetchdConfig", "CurlKit", "FetchdTestSupport",
                            .product(name: "Crypto", package: "swift-crypto")]
         ),
+        .testTarget(name: "FetchdClockTests", dependencies: ["FetchdClock", "FetchdTestSupport"]),
         .testTarget(name: "FetchdPlannerTests", dependencies: ["FetchdPlanner", "FetchdCore"], resources: [.copy("Traces")]),
         .testTarget(
             name: "FetchdStateTests",

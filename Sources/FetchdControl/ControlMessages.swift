@@ -27,6 +27,25 @@ public enum ControlProtocol {
         decoder.dateDecodingStrategy = .iso8601
         return decoder
     }
+
+    /// Reads one request line (without its newline): the request, or the error to answer with.
+    /// Everything a peer sends goes through here first (the fuzzer's `control` target too).
+    public static func parse(_ line: Data) -> Result<ControlRequest, ControlError> {
+        guard line.count <= maxLineBytes else {
+            return .failure(ControlError(code: .badRequest, message: "request longer than \(maxLineBytes) bytes"))
+        }
+        if let probe = try? JSONSerialization.jsonObject(with: line) as? [String: Any],
+           let asked = probe["version"] as? Int, asked != version {
+            return .failure(ControlError(
+                code: .unsupportedVersion,
+                message: "protocol version \(asked) is not supported; this fetchd speaks version \(version)"))
+        }
+        do {
+            return .success(try decoder().decode(ControlRequest.self, from: line))
+        } catch {
+            return .failure(ControlError(code: .badRequest, message: "not a valid request: \(error)"))
+        }
+    }
 }
 
 /// A request from a client.

@@ -1,3 +1,4 @@
+import FetchdControl
 import FetchdCore
 import Foundation
 import Logging
@@ -8,12 +9,6 @@ import ServiceLifecycle
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// Answers control requests; the daemon implements it.
-public protocol ControlRequestHandler: Sendable {
-    /// Handles one request from an authorised peer.
-    func handle(_ request: ControlRequest, from peer: PeerCredentials) async -> ControlResponse
-}
 
 /// The control socket: a Unix stream socket speaking `ControlProtocol`, run as a `Service`.
 public struct ControlServer: Service {
@@ -121,28 +116,9 @@ public struct ControlServer: Service {
     }
 
     private func respond(to line: ByteBuffer, from peer: PeerCredentials) async -> ControlResponse {
-        switch Self.parse(Data(line.readableBytesView)) {
+        switch ControlProtocol.parse(Data(line.readableBytesView)) {
         case .success(let request): return await handler.handle(request, from: peer)
         case .failure(let error): return ControlResponse(ok: false, error: error)
-        }
-    }
-
-    /// Reads one request line (without its newline): the request, or the error to answer with.
-    /// Everything a peer sends goes through here first (the fuzzer's `control` target too).
-    public static func parse(_ line: Data) -> Result<ControlRequest, ControlError> {
-        guard line.count <= ControlProtocol.maxLineBytes else {
-            return .failure(ControlError(code: .badRequest, message: "request longer than \(ControlProtocol.maxLineBytes) bytes"))
-        }
-        if let probe = try? JSONSerialization.jsonObject(with: line) as? [String: Any],
-           let version = probe["version"] as? Int, version != ControlProtocol.version {
-            return .failure(ControlError(
-                code: .unsupportedVersion,
-                message: "protocol version \(version) is not supported; this fetchd speaks version \(ControlProtocol.version)"))
-        }
-        do {
-            return .success(try ControlProtocol.decoder().decode(ControlRequest.self, from: line))
-        } catch {
-            return .failure(ControlError(code: .badRequest, message: "not a valid request: \(error)"))
         }
     }
 

@@ -1,42 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FetchdControl
 import FetchdCore
-
-/// The identity of the process at the other end of the control socket (from `SO_PEERCRED`,
-/// which the kernel fills in; a client cannot forge it).
-public struct PeerCredentials: Sendable, Equatable {
-    /// The peer's process id.
-    public var pid: Int32
-    /// The peer's effective user id.
-    public var uid: UInt32
-    /// The peer's effective group id.
-    public var gid: UInt32
-
-    /// Creates credentials.
-    public init(pid: Int32, uid: UInt32, gid: UInt32) {
-        self.pid = pid
-        self.uid = uid
-        self.gid = gid
-    }
-
-    /// `SO_PEERCRED`'s `struct ucred`, which Glibc hides behind _GNU_SOURCE; the same layout.
-    struct Kernel: Sendable {
-        var pid: Int32 = 0
-        var uid: UInt32 = 0
-        var gid: UInt32 = 0
-    }
-
-    init(_ kernel: Kernel) { self.init(pid: kernel.pid, uid: kernel.uid, gid: kernel.gid) }
-
-    /// The credentials of the peer of the connected Unix socket `fd`, nil when the kernel does not say.
-    init?(socket fd: Int32) {
-        var found = Kernel()
-        var length = socklen_t(MemoryLayout<Kernel>.size)
-        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &found, &length) == 0 else { return nil }
-        self.init(found)
-    }
-}
 
 /// Who may use the control socket: root, the daemon's own user, and members of an optional
 /// group. The socket's file mode is the first gate; this is the second, so a socket made

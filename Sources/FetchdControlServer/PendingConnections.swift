@@ -1,3 +1,4 @@
+import FetchdControl
 import Foundation
 
 #if canImport(Glibc)

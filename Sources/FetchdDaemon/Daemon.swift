@@ -1,5 +1,6 @@
 import FetchdConfig
 import FetchdControl
+import FetchdControlServer
 import FetchdCore
 import FetchdHandlers
 import FetchdPush

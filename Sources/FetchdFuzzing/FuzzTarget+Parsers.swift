@@ -29,7 +29,7 @@ extension FuzzTarget {
     /// as the daemon checks its fields, and must survive an encode/decode round trip unchanged;
     /// every answer must encode.
     static func control(_ data: Data) {
-        switch ControlServer.parse(data) {
+        switch ControlProtocol.parse(data) {
         case .success(let request):
             if let name = request.handler { _ = HandlerName.problem(with: name) }
             if let pushData = request.data { _ = try? PushData.validate(Array(pushData.utf8)) }

@@ -1,3 +1,4 @@
+import FetchdClock
 import FetchdCore
 import Foundation
 

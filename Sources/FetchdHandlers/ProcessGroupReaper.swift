@@ -1,3 +1,4 @@
+import FetchdClock
 
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
 import CPosixShim
+import FetchdClock
 import FetchdCore
 import Synchronization
 

@@ -105,9 +105,6 @@ extension SnapshotStore {
         }
     }
 
-    /// `<handler>/versions`, where published versions live.
-    func versionsDirectory(of handler: String) -> String { "\(directory(of: handler))/versions" }
-
     /// Step 1: the complete version folder under `.staging` (nothing synced yet); returns it.
     private func assemble(_ stagedFile: String, metadataJSON: Data, handler: String,
                           needsChmod: Bool) throws(DurableFile.Failure) -> String {
@@ -129,7 +126,7 @@ extension SnapshotStore {
         // Written in place: the folder is out of sight until step 3, and the next start removes
         // it if a crash leaves it half done; the batch's first syncfs makes the file durable.
         do throws(DurableFile.Failure) {
-            try DurableFile.writeNew(metadataJSON, to: "\(folder)/meta.json")
+            try DurableFile.writeNew(metadataJSON, to: "\(folder)/\(SnapshotLayout.metadataName)")
         } catch {
             removeTree(folder)
             throw error
@@ -140,7 +137,7 @@ extension SnapshotStore {
     /// Step 3: the version appears under its real name and becomes `latest`.
     private func publish(_ pending: PendingVersion) throws(DurableFile.Failure) {
         let version = pending.metadata.version
-        let versions = versionsDirectory(of: pending.handler)
+        let versions = layout.versionsDirectory(of: pending.handler)
         let published = "\(versions)/\(version)"
         let first = ledger.withLock { $0.versions[pending.handler]?.isEmpty ?? true }
         if first {
@@ -156,12 +153,13 @@ extension SnapshotStore {
             try DurableFile.rename(pending.folder, to: published)
         }
         do {
-            let latest = "\(directory(of: pending.handler))/latest"
+            let latest = layout.latestLink(of: pending.handler)
+            let target = SnapshotLayout.latestTarget(version: version)
             // A handler's first version: there is no `latest` yet, so the link is made in place
             // (symlink(2) creates it whole or not at all) rather than made aside and renamed
             // over; if there is one after all (EEXIST), it is replaced as always.
-            if !first || symlink("versions/\(version)", latest) != 0 {
-                try DurableFile.replaceSymlink(at: latest, target: "versions/\(version)", durably: false)
+            if !first || symlink(target, latest) != 0 {
+                try DurableFile.replaceSymlink(at: latest, target: target, durably: false)
             }
         } catch {
             removeTree(published)  // not latest and not in the ledger: nothing would ever remove it

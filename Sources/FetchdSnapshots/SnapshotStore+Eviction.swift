@@ -42,14 +42,14 @@ extension SnapshotStore {
         var ledger = VersionLedger()
         for handler in handlerNames() {
             for version in versionNames(of: handler) {
-                ledger.add(handler, version, bytes: Self.treeSize("\(directory(of: handler))/versions/\(version)"))
+                ledger.add(handler, version, bytes: Self.treeSize(layout.versionDirectory(of: handler, version: version)))
             }
         }
         return ledger
     }
 
     private func removeVersion(_ handler: String, _ version: String) {
-        removeTree("\(directory(of: handler))/versions/\(version)")
+        removeTree(layout.versionDirectory(of: handler, version: version))
         ledger.withLock { $0.remove(handler, version) }
     }
 

@@ -43,6 +43,8 @@ public final class SnapshotStore: Sendable {
 
     /// The cache directory.
     public let root: String
+    /// Where its published snapshots are, by name.
+    public let layout: SnapshotLayout
     /// The total size above which the oldest non-latest versions are evicted.
     public let maxTotalBytes: Int
     /// The size of every version on disk, kept in step with commits and deletions so that the
@@ -59,6 +61,7 @@ public final class SnapshotStore: Sendable {
     /// Throws `CacheLock.Busy` if another process has the cache open, else `DurableFile.Failure`.
     public init(root: String, maxTotalBytes: Int = Defaults.cacheMaxBytes) throws {
         self.root = root
+        layout = SnapshotLayout(root: root)
         self.maxTotalBytes = maxTotalBytes
         try DurableFile.makeDirectory(root)
         lock = try CacheLock(directory: root)
@@ -71,10 +74,10 @@ public final class SnapshotStore: Sendable {
     }
 
     /// The folder of `handler`'s snapshots.
-    public func directory(of handler: String) -> String { "\(root)/\(handler)" }
+    public func directory(of handler: String) -> String { layout.directory(of: handler) }
 
     /// The stable path of the newest snapshot's content.
-    public func latestContentPath(of handler: String) -> String { "\(directory(of: handler))/latest/content" }
+    public func latestContentPath(of handler: String) -> String { layout.latestContentPath(of: handler) }
 
     /// A fresh path where a program writes its next snapshot (`FETCHD_OUTPUT`):
     /// `<cache>/.staging/<handler>.<unique>`, on the cache's file system so that committing it
@@ -96,17 +99,14 @@ public final class SnapshotStore: Sendable {
             try DurableFile.makeDirectory(stagingDirectory, mode: 0o700)
             try DurableFile.makeDirectory(folder)
         }
-        return "\(folder)/\(Self.contentName)"
+        return "\(folder)/\(SnapshotLayout.contentName)"
     }
-
-    /// The name of a version's content file.
-    static let contentName = "content"
 
     /// The staging folder `stagedFile` was given in by `versionStagingPath(for:)`, or nil when
     /// it is a file from elsewhere (a program's output, a background transfer's download).
     func stagingFolder(of stagedFile: String) -> String? {
         let folder = PathName.directory(of: stagedFile)
-        guard PathName.lastComponent(of: stagedFile) == Self.contentName,
+        guard PathName.lastComponent(of: stagedFile) == SnapshotLayout.contentName,
               PathName.directory(of: folder) == stagingDirectory else { return nil }
         return folder
     }
@@ -156,7 +156,7 @@ public final class SnapshotStore: Sendable {
 
     /// The metadata in `handler`'s version `version`, or nil.
     func metadata(of handler: String, version: String) -> SnapshotMetadata? {
-        guard let data = FileManager.default.contents(atPath: "\(directory(of: handler))/versions/\(version)/meta.json")
+        guard let data = FileManager.default.contents(atPath: "\(layout.versionDirectory(of: handler, version: version))/\(SnapshotLayout.metadataName)")
         else { return nil }
         return try? SnapshotMetadata.decode(data)
     }
@@ -177,7 +177,7 @@ public final class SnapshotStore: Sendable {
 
     /// Version directory names of `handler`, oldest first.
     public func versionNames(of handler: String) -> [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: "\(directory(of: handler))/versions")) ?? []
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.versionsDirectory(of: handler))) ?? []
         return names.filter { !$0.hasPrefix(".") && VersionName.sequence(of: $0) != nil }.sorted()
     }
 
@@ -186,7 +186,7 @@ public final class SnapshotStore: Sendable {
         // readlink(2) itself: Foundation's wrapper costs more than the call, once per fetch.
         // On the stack: a zeroed 4 KiB array per call was most of this function's cost.
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(PATH_MAX)) { buffer in
-            let length = readlink("\(directory(of: handler))/latest", buffer.baseAddress!, buffer.count)
+            let length = readlink(layout.latestLink(of: handler), buffer.baseAddress!, buffer.count)
             guard length > 0 else { return nil }
             return PathName.lastComponent(of: String(decoding: buffer[..<length], as: UTF8.self))
         }
@@ -203,7 +203,7 @@ public final class SnapshotStore: Sendable {
         let handlerDirectory = directory(of: handler)
         removeTree("\(handlerDirectory)/.staging")  // where older versions of fetchd staged fetches
         removeTree("\(handlerDirectory)/.staging-user")
-        let versionsDirectory = "\(handlerDirectory)/versions"
+        let versionsDirectory = layout.versionsDirectory(of: handler)
         for name in (try? FileManager.default.contentsOfDirectory(atPath: versionsDirectory)) ?? [] where name.hasPrefix(".") {
             removeTree("\(versionsDirectory)/\(name)")
         }
@@ -211,7 +211,7 @@ public final class SnapshotStore: Sendable {
             unlink("\(handlerDirectory)/\(name)")
         }
         if let newest = versionNames(of: handler).last, currentVersion(of: handler) != newest {
-            try? DurableFile.replaceSymlink(at: "\(handlerDirectory)/latest", target: "versions/\(newest)")
+            try? DurableFile.replaceSymlink(at: layout.latestLink(of: handler), target: SnapshotLayout.latestTarget(version: newest))
         }
     }
 

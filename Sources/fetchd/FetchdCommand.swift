@@ -1,6 +1,7 @@
 import ArgumentParser
 import FetchdConfig
 import FetchdControl
+import FetchdControlServer
 import FetchdCore
 import FetchdDaemon
 import FetchdSnapshots

@@ -1,4 +1,5 @@
 import FetchdControl
+import FetchdControlServer
 import FetchdTestSupport
 import Foundation
 import Logging

@@ -1,4 +1,5 @@
 import FetchdControl
+import FetchdControlServer
 import Testing
 
 /// Who may use the control socket, decided from the peer's kernel-reported credentials.

@@ -70,7 +70,7 @@ extension FetchPipeline {
         if !FileManager.default.fileExists(atPath: files.partial) { unlink(files.record) }
         // The slot covers publishing too (a large file's syncfs), not on_complete.
         transfers.slots.release()
-        let published = record.version.map { "\(snapshots.directory(of: name))/versions/\($0)/content" }
+        let published = record.version.map { snapshots.layout.contentPath(of: name, version: $0) }
         log(record, snapshot: published, messageID: MessageID.transferFinished)
         if let published, let command = handler.onComplete {
             await transfers.runOnComplete(command, handler: handler, path: published, trigger: trigger, daemon: daemon)

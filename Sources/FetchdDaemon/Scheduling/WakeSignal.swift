@@ -1,4 +1,4 @@
-import FetchdHandlers
+import FetchdClock
 import Synchronization
 
 /// Lets the scheduler's timer loop sleep until its next planned wake *or* until something

@@ -1,4 +1,4 @@
-import FetchdHandlers
+import FetchdClock
 import FetchdSystemd
 import ServiceLifecycle
 

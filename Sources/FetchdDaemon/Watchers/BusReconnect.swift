@@ -1,4 +1,4 @@
-import FetchdHandlers
+import FetchdClock
 import Foundation
 
 /// The reconnect bookkeeping the bus clients (`SessionWatcher`, `NetworkWatcher`,

@@ -1,5 +1,6 @@
 import FetchdConfig
 import FetchdCore
+import FetchdSnapshots
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -29,7 +30,7 @@ final class ReadWatcher: Service, Sendable {
     private let uses: any UseSink
     /// Called after a recorded use: the plan changed, the next wake may be sooner.
     private let onUse: @Sendable () -> Void
-    private let root: String
+    private let layout: SnapshotLayout
     private let logger: Logger
     private let fd: Int32
     private let watches = Mutex(Watches())
@@ -41,7 +42,7 @@ final class ReadWatcher: Service, Sendable {
     init(uses: any UseSink, cacheDirectory: String, logger: Logger, onUse: @escaping @Sendable () -> Void) {
         self.uses = uses
         self.onUse = onUse
-        self.root = cacheDirectory
+        self.layout = SnapshotLayout(root: cacheDirectory)
         self.logger = logger
         fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
     }
@@ -73,14 +74,14 @@ final class ReadWatcher: Service, Sendable {
     func refresh() async {
         let wanted = Set(await uses.handlerNames(learningFrom: .reads))
         watches.withLock { $0.handlers = wanted }
-        add(root, mask: UInt32(IN_CREATE | IN_ONLYDIR), role: .root)
+        add(layout.root, mask: UInt32(IN_CREATE | IN_ONLYDIR), role: .root)
         for handler in wanted { watchHandler(handler) }
     }
 
     private func watchHandler(_ handler: String) {
-        let folder = "\(root)/\(handler)"
+        let folder = layout.directory(of: handler)
         add(folder, mask: UInt32(IN_MOVED_TO | IN_CREATE | IN_ONLYDIR), role: .handlerFolder(handler))
-        if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(folder)/latest") {
+        if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: layout.latestLink(of: handler)) {
             add("\(folder)/\(target)", mask: UInt32(IN_OPEN | IN_ONLYDIR), role: .version(handler))
         }
     }
@@ -123,9 +124,9 @@ final class ReadWatcher: Service, Sendable {
         case .root:
             if watches.withLock({ $0.handlers.contains(name) }) { watchHandler(name) }
         case .handlerFolder(let handler):
-            if name == "latest" { watchHandler(handler) }  // a new version: watch it
+            if name == SnapshotLayout.latestName { watchHandler(handler) }  // a new version: watch it
         case .version(let handler):
-            if name == "content", mask & UInt32(IN_OPEN) != 0, mask & UInt32(IN_ISDIR) == 0 { return handler }
+            if name == SnapshotLayout.contentName, mask & UInt32(IN_OPEN) != 0, mask & UInt32(IN_ISDIR) == 0 { return handler }
         }
         return nil
     }

@@ -1,4 +1,4 @@
-@testable import FetchdHandlers
+@testable import FetchdClock
 import FetchdTestSupport
 import Foundation
 import Synchronization
