@@ -14,7 +14,7 @@ extension FetchPlanner {
         /// `expired` results among the last ten.
         public var recentOverruns = 0
         /// When the content became fresh (successful fetches, oldest first) since
-        /// `trackRecordStart(now:)`: the safeguard's evidence, with the model's uses.
+        /// `TrackRecord.start(now:)`: the safeguard's evidence, with the model's uses.
         /// Empty: no safeguard.
         public var freshFetches: [Date] = []
 

@@ -69,7 +69,7 @@ struct GreedyPlan {
         // The budget counts the fetches expected to be made: a late fetch of a chain through a
         // habit is made only if the use has not come yet (see `madeShare`).
         let budget = Double(limits.budgetPerDay)
-        let made = FetchPlanner.madeShare(expected)
+        let made = ForecastShape.madeShare(expected)
         var spent = 0.0
         // A fetch can only help uses after it: bins with no expected use in the next `cap` are
         // never worth a fetch, and most of a day is such bins.

@@ -85,7 +85,7 @@ public struct Simulator: Sendable {
             let clock = ContinuousClock(), began = clock.now
             // The daemon's own rules, results fed back included (the simulated fetches bring new data).
             var feedback = FetchPlanner.Feedback(resultsNewestFirst: results.suffix(10).reversed())
-            let trackSince = FetchPlanner.trackRecordStart(now: now)
+            let trackSince = TrackRecord.start(now: now)
             while trackFrom < freshFetches.count, freshFetches[trackFrom] < trackSince { trackFrom += 1 }
             feedback.freshFetches = Array(freshFetches[trackFrom...])
             let next = planner.next(now: now, model: model, recentFetches: Array(attempts.suffix(limits.budgetPerDay)),

@@ -235,7 +235,7 @@ public final class StateStore: Sendable {
     }
 
     /// When the fetches of `handler` since `date` that left its content current (new data or no
-    /// new data) started, oldest first: the planner's track record (`FetchPlanner.TrackRecord`).
+    /// new data) started, oldest first: the planner's track record (`TrackRecord`).
     public func freshFetches(of handler: String, since date: Date) throws -> [Date] {
         try pool.read { db in
             try StoredDate.fetchAll(db, "started_at", sql: """

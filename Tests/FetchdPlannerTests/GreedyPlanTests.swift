@@ -30,7 +30,7 @@ struct GreedyPlanTests {
                 + weights.staleWeight * FetchPlanner.stalenessCapSeconds * stale(from, to, fetch, FetchPlanner.freshSeconds)
         }
         var chosen: [(time: Double, bin: Int)] = [(last ?? -FetchPlanner.stalenessCapSeconds, 0)]
-        let made = FetchPlanner.madeShare(expected)
+        let made = ForecastShape.madeShare(expected)
         let reach = Int(weights.spreadCapSeconds / binSeconds) + 1
         var candidates = (0..<count).filter { mass[min(count, $0 + reach)] - mass[$0] > 1e-4 }
         var spent = 0.0

@@ -14,14 +14,14 @@ struct PlanShapeTests {
     }
 
     @Test func lateFetchesOfAChainCostTheChanceTheyAreMade() {
-        let made = FetchPlanner.madeShare(Self.habitDay())
+        let made = ForecastShape.madeShare(Self.habitDay())
         #expect(made[99] == 1)  // outside the episode: always made
         #expect(made[100] == 1)  // its first bin: the use has not come yet
         #expect(abs(made[103] - 0.7) < 1e-9)  // 0.05 + 0.1 + 0.15 of the use came before it
-        #expect(made[107] == FetchPlanner.leastMadeShare)  // late: floored, never free
+        #expect(made[107] == ForecastShape.leastMadeShare)  // late: floored, never free
         // A stretch holding many uses (not one habit use) has no such saving.
         let busy = Array(repeating: 0.5, count: 288)
-        #expect(FetchPlanner.madeShare(busy).allSatisfy { $0 == 1 })
+        #expect(ForecastShape.madeShare(busy).allSatisfy { $0 == 1 })
     }
 
     @Test func theChainUsesMoreOfTheBudgetThanItCounts() throws {
@@ -41,13 +41,13 @@ struct PlanShapeTests {
     }
 
     @Test func aHabitIsNotDiffuseAndScatteredUsesAre() {
-        #expect(!FetchPlanner.isDiffuse(Self.habitDay()))
+        #expect(!ForecastShape.isDiffuse(Self.habitDay()))
         var scattered = Array(repeating: 0.0, count: 288)
         for bin in stride(from: 96, to: 276, by: 3) { scattered[bin] = 0.05 }  // 08:00-23:00, no peak
-        #expect(FetchPlanner.isDiffuse(scattered))
-        #expect(!FetchPlanner.isDiffuse(Array(repeating: 0.0, count: 288)))
+        #expect(ForecastShape.isDiffuse(scattered))
+        #expect(!ForecastShape.isDiffuse(Array(repeating: 0.0, count: 288)))
         // Smoothing keeps the uses (away from the edges) and fills the gaps between them.
-        let smooth = FetchPlanner.smoothed(scattered, radius: 6)
+        let smooth = ForecastShape.smoothed(scattered, radius: 6)
         let kept: Double = smooth[100..<260].reduce(0, +)
         let before: Double = scattered[100..<260].reduce(0, +)
         #expect(abs(kept - before) < 0.1)

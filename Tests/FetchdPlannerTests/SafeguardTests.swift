@@ -12,7 +12,7 @@ struct SafeguardTests {
 
     /// A record of `days` days, three uses a day, with `freshPerDay` of each day's uses fetched
     /// 5 minutes before, and 12 fetches a day in all.
-    static func record(days: Int, freshPerDay: Int) -> FetchPlanner.TrackRecord {
+    static func record(days: Int, freshPerDay: Int) -> TrackRecord {
         var sessions: [UsageEvent] = [], fetches: [Date] = []
         for day in 0..<days {
             let uses = [540, 780, 1260]
@@ -22,7 +22,7 @@ struct SafeguardTests {
             minutes += [0, 60, 120, 180, 240, 300, 360, 420, 660, 900, 1020, 1380].prefix(12 - minutes.count)
             fetches += minutes.sorted().map { at(day, $0) }
         }
-        return FetchPlanner.TrackRecord(sessions: sessions, freshFetches: fetches, now: at(days, 0))
+        return TrackRecord(sessions: sessions, freshFetches: fetches, now: at(days, 0))
     }
 
     /// Fetches every 2 h at half past the odd hours (UTC) for `days` days: none serves the
@@ -44,50 +44,50 @@ struct SafeguardTests {
 
     @Test func theIntervalsDaysAreLeftOutOfTheRecord() {
         let sessions = ScatteredUseTests.habits(days: 28).sessions, fetches = Self.oddHours(days: 28)
-        let all = FetchPlanner.TrackRecord(sessions: sessions, freshFetches: fetches, now: Self.at(28, 0))
-        let some = FetchPlanner.TrackRecord(sessions: sessions, freshFetches: fetches, now: Self.at(28, 0)) { $0 % 2 == 0 }
+        let all = TrackRecord(sessions: sessions, freshFetches: fetches, now: Self.at(28, 0))
+        let some = TrackRecord(sessions: sessions, freshFetches: fetches, now: Self.at(28, 0)) { $0 % 2 == 0 }
         #expect(all.uses == sessions.count && all.freshUses == 0, "\(all)")
         #expect(some.uses > 0 && some.uses < all.uses)
     }
 
     @Test func aPlanThatBeatsTheIntervalIsLeftAlone() {
-        #expect(FetchPlanner.intervalShare(Self.record(days: 28, freshPerDay: 1)) == 0)
-        #expect(FetchPlanner.intervalShare(FetchPlanner.TrackRecord()) == 0)
+        #expect(Safeguard.intervalShare(Self.record(days: 28, freshPerDay: 1)) == 0)
+        #expect(Safeguard.intervalShare(TrackRecord()) == 0)
     }
 
     @Test func aShortfallWithinChanceIsLeftAlone() {
-        var record = FetchPlanner.TrackRecord()
+        var record = TrackRecord()
         record.uses = 84
         record.intervalFreshUses = 10.5
         record.freshUses = 10  // behind the interval, within one standard deviation of it
-        #expect(FetchPlanner.intervalShare(record) == 0)
+        #expect(Safeguard.intervalShare(record) == 0)
         // A fetch every 15 minutes serves every use: then so must the plan, no more.
         record.intervalFreshUses = 84
         record.freshUses = 84
-        #expect(FetchPlanner.intervalShare(record) == 0)
+        #expect(Safeguard.intervalShare(record) == 0)
     }
 
     @Test func aClearShortfallMovesDaysToTheInterval() {
         let losing = Self.record(days: 28, freshPerDay: 0)
         #expect(losing.freshUses == 0)
-        #expect(FetchPlanner.intervalShare(losing) == 1, "\(losing)")
+        #expect(Safeguard.intervalShare(losing) == 1, "\(losing)")
         var record = losing
         record.freshUses = 5  // 10.5 expected: about 1.9 standard deviations behind
-        let share = FetchPlanner.intervalShare(record)
+        let share = Safeguard.intervalShare(record)
         #expect(share > 0.2 && share < 0.8, "\(share)")
     }
 
     @Test func theIntervalsShareOfDaysIsSpreadEvenly() {
         for share in [0.1, 0.25, 0.5, 0.9] {
             for start in [0, 20_000] {
-                let days = (start..<(start + 40)).filter { FetchPlanner.isIntervalDay($0, share: share) }.count
+                let days = (start..<(start + 40)).filter { Safeguard.isIntervalDay($0, share: share) }.count
                 #expect(abs(Double(days) - 40 * share) <= 2, "\(share): \(days) of 40")
             }
         }
-        #expect(!(0..<100).contains { FetchPlanner.isIntervalDay($0, share: 0) })
-        #expect((0..<100).allSatisfy { FetchPlanner.isIntervalDay($0, share: 1) })
+        #expect(!(0..<100).contains { Safeguard.isIntervalDay($0, share: 0) })
+        #expect((0..<100).allSatisfy { Safeguard.isIntervalDay($0, share: 1) })
         // A higher share keeps every interval day of a lower one.
-        let nested = (0..<100).allSatisfy { !FetchPlanner.isIntervalDay($0, share: 0.3) || FetchPlanner.isIntervalDay($0, share: 0.6) }
+        let nested = (0..<100).allSatisfy { !Safeguard.isIntervalDay($0, share: 0.3) || Safeguard.isIntervalDay($0, share: 0.6) }
         #expect(nested)
     }
 
@@ -95,8 +95,8 @@ struct SafeguardTests {
         let tick = Self.at(10, 120)
         // A wake ran the 02:00 tick 90 s early: the next is 04:00, not 02:00 again.
         let early = tick.addingTimeInterval(-90)
-        #expect(FetchPlanner.intervalTick(perDay: 12, now: early, latest: early) == Self.at(10, 240))
-        #expect(FetchPlanner.intervalTick(perDay: 12, now: early, latest: nil) == tick)
+        #expect(Safeguard.intervalTick(perDay: 12, now: early, latest: early) == Self.at(10, 240))
+        #expect(Safeguard.intervalTick(perDay: 12, now: early, latest: nil) == tick)
     }
 
     @Test func onTheIntervalsDaysTheFetchesFollowAFixedInterval() throws {
@@ -106,14 +106,14 @@ struct SafeguardTests {
         feedback.freshFetches = Self.oddHours(days: 28)
         // The share as each midnight finds it, and the first of the interval's days.
         let safeguard = { (day: Int) in
-            FetchPlanner.safeguard(sessions: model.sessions, freshFetches: feedback.freshFetches, dayStart: Self.at(day, 0))
+            Safeguard.share(sessions: model.sessions, freshFetches: feedback.freshFetches, dayStart: Self.at(day, 0))
         }
         let isIntervalDay = { (day: Int) in
-            FetchPlanner.isIntervalDay(LocalTime(Self.at(day, 0), offsetSeconds: 0).dayNumber, share: safeguard(day).share)
+            Safeguard.isIntervalDay(LocalTime(Self.at(day, 0), offsetSeconds: 0).dayNumber, share: safeguard(day).share)
         }
         let day = try #require((28..<40).first(where: isIntervalDay))
         let (share, record) = safeguard(day)
-        #expect(share > 0.2 && share <= FetchPlanner.mostIntervalShare, "\(share) from \(record)")
+        #expect(share > 0.2 && share <= Safeguard.mostIntervalShare, "\(share) from \(record)")
         // Only the plan's own days count: a quarter of the 84 uses.
         #expect(record.freshUses == 0 && record.uses > 10 && record.uses < 40, "\(record)")
         let planner = FetchPlanner(limits: PlannerTests.limits)
@@ -143,9 +143,9 @@ struct SafeguardTests {
         var random = SplitMix(seed: 38)
         var sessions: [UsageEvent] = [], fetches: [Date] = [], fresh: [Bool] = []
         for day in 0..<150 {
-            let (share, _) = FetchPlanner.safeguard(sessions: sessions, freshFetches: fetches, dayStart: Self.at(day, 0))
+            let (share, _) = Safeguard.share(sessions: sessions, freshFetches: fetches, dayStart: Self.at(day, 0))
             let uses = (0..<3).map { _ in Self.at(day, 480 + Int(random.unit() * 900)) }.sorted()
-            let interval = FetchPlanner.isIntervalDay(LocalTime(Self.at(day, 0), offsetSeconds: 0).dayNumber, share: share)
+            let interval = Safeguard.isIntervalDay(LocalTime(Self.at(day, 0), offsetSeconds: 0).dayNumber, share: share)
             let today = interval ? stride(from: 0, to: 1440, by: 120).map { Self.at(day, $0) }
                 : uses.map { $0.addingTimeInterval(60) } + (0..<9).map { Self.at(day, 20 * $0) }  // the rest at night
             for use in uses {

@@ -34,7 +34,7 @@ struct UsagePlanning: Sendable {
         let inputs = inputs(of: handler, now: now)
         let results = ((try? state.history(of: handler.name, limit: 10)) ?? []).compactMap(\.fetchResult)
         var feedback = FetchPlanner.Feedback(resultsNewestFirst: results)
-        let trackSince = FetchPlanner.trackRecordStart(now: now)
+        let trackSince = TrackRecord.start(now: now)
         feedback.freshFetches = (try? state.freshFetches(of: handler.name, since: trackSince)) ?? []
         // Never fetched: at once, like any new handler.
         let decision = inputs.attempts.isEmpty
