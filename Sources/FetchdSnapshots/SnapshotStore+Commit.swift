@@ -28,14 +28,14 @@ extension SnapshotStore {
         var info = staged ?? stat()
         guard staged != nil || lstat(stagedFile, &info) == 0,
               (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink == 1 else {
-            discard(stagedFile: stagedFile)
+            staging.discard(stagedFile: stagedFile)
             throw DurableFile.Failure(operation: "publish (not a regular file with a single link)", path: stagedFile, code: EINVAL)
         }
         let (digest, bytes) = try knownDigest.flatMap { $0.bytes == Int(info.st_size) ? $0 : nil }
             ?? FileDigest.sha256(ofFile: stagedFile)
         let previous = currentVersion.value(orRead: { self.currentVersion(of: handler) }).flatMap { known(of: handler, version: $0) }
         if let previous, previous.sha256 == digest, previous.bytes == bytes {
-            discard(stagedFile: stagedFile)
+            staging.discard(stagedFile: stagedFile)
             return .unchanged(previous)
         }
         var metadata = template
@@ -50,7 +50,7 @@ extension SnapshotStore {
             folder = try assemble(stagedFile, metadataJSON: json, handler: handler,
                                   needsChmod: info.st_mode & 0o7777 != 0o644)
         } catch {
-            discard(stagedFile: stagedFile)
+            staging.discard(stagedFile: stagedFile)
             throw error
         }
         return .pending(PendingVersion(folder: folder, handler: handler, metadata: metadata,
@@ -109,15 +109,15 @@ extension SnapshotStore {
     private func assemble(_ stagedFile: String, metadataJSON: Data, handler: String,
                           needsChmod: Bool) throws(DurableFile.Failure) -> String {
         let content: String
-        if stagingFolder(of: stagedFile) != nil {
+        if staging.folder(of: stagedFile) != nil {
             content = stagedFile  // written in its future version folder: nothing to move
         } else {
             // A program's output or a transfer's download gets a staging folder of its own.
-            content = try versionStagingPath(for: handler)
+            content = try staging.versionPath(for: handler)
             do throws(DurableFile.Failure) {
                 try DurableFile.rename(stagedFile, to: content)
             } catch {
-                discard(stagedFile: content)
+                staging.discard(stagedFile: content)
                 throw error
             }
         }

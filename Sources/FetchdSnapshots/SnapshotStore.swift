@@ -54,21 +54,22 @@ public final class SnapshotStore: Sendable {
     let latestKnown = Mutex<[String: LatestVersion]>([:])
     /// This process's hold on the cache: no other fetchd clears `.staging` under its fetches.
     private let lock: CacheLock
-    /// Where fetches in progress stage their version folders (`<cache>/.staging`, 0700).
-    public var stagingDirectory: String { "\(root)/.staging" }
+    /// Where fetches in progress write, before a commit publishes it.
+    public let staging: StagingArea
 
     /// Opens (and creates) the cache at `root`, clearing debris left by an interrupted write.
     /// Throws `CacheLock.Busy` if another process has the cache open, else `DurableFile.Failure`.
     public init(root: String, maxTotalBytes: Int = Defaults.cacheMaxBytes) throws {
         self.root = root
         layout = SnapshotLayout(root: root)
+        staging = StagingArea(layout: layout)
         self.maxTotalBytes = maxTotalBytes
         try DurableFile.makeDirectory(root)
         lock = try CacheLock(directory: root)
         ledger = Mutex(VersionLedger())
         // Whatever is staged belongs to fetches of an earlier process: none will ever finish.
-        removeTree(stagingDirectory)
-        try DurableFile.makeDirectory(stagingDirectory, mode: 0o700)
+        removeTree(staging.directory)
+        try DurableFile.makeDirectory(staging.directory, mode: 0o700)
         for handler in handlerNames() { recover(handler: handler) }
         ledger.withLock { $0 = scanLedger() }
     }
@@ -78,75 +79,6 @@ public final class SnapshotStore: Sendable {
 
     /// The stable path of the newest snapshot's content.
     public func latestContentPath(of handler: String) -> String { layout.latestContentPath(of: handler) }
-
-    /// A fresh path where a program writes its next snapshot (`FETCHD_OUTPUT`):
-    /// `<cache>/.staging/<handler>.<unique>`, on the cache's file system so that committing it
-    /// is a rename. Nothing is created.
-    public func stagingPath(for handler: String) -> String {
-        "\(stagingDirectory)/\(handler).\(DurableFile.uniqueSuffix())"
-    }
-
-    /// A fresh path for content fetchd writes itself (an http body):
-    /// `<cache>/.staging/<handler>.<unique>/content`, in a new folder that becomes the version
-    /// folder if the fetch brings new data. This saves each fetch a `mkdir` and a `rename`
-    /// over `stagingPath(for:)`; it is not for programs, whose other files in the folder would
-    /// be published with it. `discard(stagedFile:)` removes the file and its folder.
-    public func versionStagingPath(for handler: String) throws(DurableFile.Failure) -> String {
-        let folder = stagingPath(for: handler)
-        if mkdir(folder, 0o755) != 0 {
-            // `.staging` is made at start; made again (0700) if it has gone since.
-            guard errno == ENOENT else { throw DurableFile.Failure(operation: "mkdir", path: folder, code: errno) }
-            try DurableFile.makeDirectory(stagingDirectory, mode: 0o700)
-            try DurableFile.makeDirectory(folder)
-        }
-        return "\(folder)/\(SnapshotLayout.contentName)"
-    }
-
-    /// The staging folder `stagedFile` was given in by `versionStagingPath(for:)`, or nil when
-    /// it is a file from elsewhere (a program's output, a background transfer's download).
-    func stagingFolder(of stagedFile: String) -> String? {
-        let folder = PathName.directory(of: stagedFile)
-        guard PathName.lastComponent(of: stagedFile) == SnapshotLayout.contentName,
-              PathName.directory(of: folder) == stagingDirectory else { return nil }
-        return folder
-    }
-
-    /// For a handler whose program runs as another user (`user = "NAME"`): a fresh path where
-    /// that program writes (`FETCHD_OUTPUT`), in `<handler>/.staging-user/`, a folder only that
-    /// user (and root) may enter. `.staging` stays fetchd's alone: after the program, the file is
-    /// checked and copied into a `stagingPath` (`UserOutput` in FetchdHandlers), so the user has
-    /// no path to what is published. Handing the folder over takes the right to chown: fetchd
-    /// running as root.
-    public func userStagingPath(for handler: String, user: UserAccount) throws(DurableFile.Failure) -> String {
-        let folder = "\(directory(of: handler))/.staging-user"
-        try DurableFile.makeDirectory(folder, mode: 0o700)
-        // Every time: the handler's user may have changed since the folder was made.
-        guard lchown(folder, user.uid, user.gid) == 0 else {
-            throw DurableFile.Failure(operation: "hand over to user \(user.name) (uid \(user.uid)) with chown",
-                                      path: folder, code: errno)
-        }
-        return "\(folder)/\(UUID().uuidString.lowercased())"
-    }
-
-    /// The folder of `handler`'s partial background transfer (it may not exist). Unlike
-    /// `.staging` it survives a restart: its content is the transfer's progress.
-    public func transferDirectory(of handler: String) -> String { "\(directory(of: handler))/.transfer" }
-
-    /// `transferDirectory(of:)`, created when missing.
-    @discardableResult
-    public func makeTransferDirectory(for handler: String) throws(DurableFile.Failure) -> String {
-        let directory = transferDirectory(of: handler)
-        try DurableFile.makeDirectory(directory, mode: 0o700)
-        return directory
-    }
-
-    /// Removes a staged file that will not be committed (failed or expired fetch), and the
-    /// staging folder `versionStagingPath(for:)` made for it (with anything else found in it,
-    /// such as a half-written meta.json; nothing else should be there).
-    public func discard(stagedFile: String) {
-        unlink(stagedFile)
-        if let folder = stagingFolder(of: stagedFile), rmdir(folder) != 0, errno == ENOTEMPTY { removeTree(folder) }
-    }
 
     /// The newest snapshot's metadata, or nil when the handler has none; read from its
     /// `meta.json` each time.
@@ -202,7 +134,7 @@ public final class SnapshotStore: Sendable {
     public func recover(handler: String) {
         let handlerDirectory = directory(of: handler)
         removeTree("\(handlerDirectory)/.staging")  // where older versions of fetchd staged fetches
-        removeTree("\(handlerDirectory)/.staging-user")
+        removeTree(staging.userDirectory(of: handler))
         let versionsDirectory = layout.versionsDirectory(of: handler)
         for name in (try? FileManager.default.contentsOfDirectory(atPath: versionsDirectory)) ?? [] where name.hasPrefix(".") {
             removeTree("\(versionsDirectory)/\(name)")
@@ -215,5 +147,5 @@ public final class SnapshotStore: Sendable {
         }
     }
 
-    func removeTree(_ path: String) { try? FileManager.default.removeItem(atPath: path) }
+    func removeTree(_ path: String) { StagingArea.removeTree(path) }
 }

@@ -113,7 +113,7 @@ struct Simulate: ParsableCommand {
         if fromState {
             guard let handler else { throw CleanExit.failure("fetchctl: --from-state needs --handler NAME") }
             do {
-                return try StateStore.uses(inDatabaseAt: databasePath, of: handler)
+                return try UsageLedger.uses(inDatabaseAt: databasePath, of: handler)
                     .map { UsageEvent(date: $0.at, utcOffsetSeconds: $0.utcOffsetSeconds) }
             } catch {
                 throw CleanExit.failure("fetchctl: cannot read the uses of \(handler) from \(databasePath): \(error)")

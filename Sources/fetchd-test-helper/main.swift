@@ -32,7 +32,7 @@ do {
         // Sizes from 1 KiB to 512 KiB so that kills land in every phase: writing, fsync, rename, link swap.
         let size = 1024 + Int(generator.next() % (512 * 1024))
         // Both ways in: written in its version folder (http), or moved into one (programs).
-        let staged = generator.next() % 2 == 0 ? try store.versionStagingPath(for: handler) : store.stagingPath(for: handler)
+        let staged = generator.next() % 2 == 0 ? try store.staging.versionPath(for: handler) : store.staging.path(for: handler)
         let fd = open(staged, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         var remaining = size

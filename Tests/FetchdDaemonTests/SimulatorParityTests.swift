@@ -74,7 +74,7 @@ struct SimulatorParityTests {
             let next = await coordinator.decide(handler, now: now).decision.date
             if uses[index].date <= next {
                 now = uses[index].date
-                try state.recordUse(of: "news", at: now, utcOffsetSeconds: uses[index].utcOffsetSeconds, source: "explicit")
+                try state.usage.record(of: "news", at: now, utcOffsetSeconds: uses[index].utcOffsetSeconds, source: "explicit")
                 index += 1
             } else {
                 now = next

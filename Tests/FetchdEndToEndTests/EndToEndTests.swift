@@ -191,7 +191,7 @@ struct EndToEndTests {
         #expect(await waitUntil(timeoutSeconds: 15) { (try? state.history(of: "news", limit: 1).count) == 1 })
         let used = try await daemon.fetchctlWithoutBlocking(["used", "news"])
         #expect(used.status == 0 && used.output.contains("news: use recorded; next fetch"), "\(used.output)")
-        #expect(try state.uses(of: "news", since: .distantPast).map(\.source) == ["explicit"])
+        #expect(try state.usage.uses(of: "news", since: .distantPast).map(\.source) == ["explicit"])
         let unknown = try await daemon.fetchctlWithoutBlocking(["used", "nope"])
         #expect(unknown.status == 1 && unknown.output.contains("no handler named \"nope\""), "\(unknown.output)")
         let status = try await daemon.fetchctlWithoutBlocking(["status"])
@@ -247,13 +247,13 @@ struct EndToEndTests {
         _ = try await daemon.fetchctlWithoutBlocking(["status"])
         _ = try Data(contentsOf: URL(fileURLWithPath: daemon.cachePath + "/news/latest/meta.json"))
         try await Task.sleep(for: .milliseconds(2500))  // past the 2 s after a run when opens are the handler's
-        #expect(try state.uses(of: "news", since: .distantPast).isEmpty)
+        #expect(try state.usage.uses(of: "news", since: .distantPast).isEmpty)
         // Another process reads the content: one use, and a second read in the same session folds into it.
         #expect(try String(contentsOfFile: content, encoding: .utf8) == "news\n")
-        #expect(await waitUntil(timeoutSeconds: 10) { (try? state.uses(of: "news", since: .distantPast).count) == 1 })
+        #expect(await waitUntil(timeoutSeconds: 10) { (try? state.usage.uses(of: "news", since: .distantPast).count) == 1 })
         _ = try String(contentsOfFile: content, encoding: .utf8)
         try await Task.sleep(for: .milliseconds(500))
-        #expect(try state.uses(of: "news", since: .distantPast).map(\.source) == ["reads"])
+        #expect(try state.usage.uses(of: "news", since: .distantPast).map(\.source) == ["reads"])
         daemon.stopAndReadLog()
     }
 

@@ -30,8 +30,8 @@ struct SessionUsageTests {
         """
     }
 
-    private func uses(_ state: StateStore, _ handler: String) -> [StateStore.UsageRecord] {
-        (try? state.uses(of: handler, since: .distantPast)) ?? []
+    private func uses(_ state: StateStore, _ handler: String) -> [UsageRecord] {
+        (try? state.usage.uses(of: handler, since: .distantPast)) ?? []
     }
 
     private func lines(of log: String, containing text: String) -> [Substring] {

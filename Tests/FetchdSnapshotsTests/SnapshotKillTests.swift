@@ -62,7 +62,7 @@ struct SnapshotKillTests {
         let debris = try FileManager.default.contentsOfDirectory(atPath: handlerDirectory + "/versions")
             .filter { $0.hasPrefix(".") }
         #expect(debris.isEmpty, "recovery left \(debris)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: store.stagingDirectory).isEmpty,
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.staging.directory).isEmpty,
                 "reopening did not clear the \(staged.count) staged entries the kills left")
         #expect(store.currentVersion(of: "news") == store.versionNames(of: "news").last)
     }

@@ -77,7 +77,7 @@ extension SnapshotStoreTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try SnapshotStore(root: directory.path)
-        let output = store.stagingPath(for: "news")
+        let output = store.staging.path(for: "news")
         try Data("body".utf8).write(to: URL(fileURLWithPath: output))
         try Data("junk".utf8).write(to: URL(fileURLWithPath: output + ".tmp"))
         let outcome = try store.commit(stagedFile: output, handler: "news", template: template("news"), retain: 3)

@@ -7,7 +7,7 @@ import Testing
 struct SnapshotStoreTests {
     /// Writes `text` at `handler`'s staging path, as a handler would (also for the batch tests).
     func stage(_ store: SnapshotStore, _ handler: String, _ text: String) throws -> String {
-        let path = try store.versionStagingPath(for: handler)
+        let path = try store.staging.versionPath(for: handler)
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
         return path
     }
@@ -93,11 +93,11 @@ struct SnapshotStoreTests {
         let store = try SnapshotStore(root: directory.path)
         let failed = try stage(store, "news", "half")
         try Data("tmp".utf8).write(to: URL(fileURLWithPath: failed + ".part"))
-        store.discard(stagedFile: failed)
+        store.staging.discard(stagedFile: failed)
         let empty = try stage(store, "news", "")
         unlink(empty)  // a fetch that wrote nothing (304)
-        store.discard(stagedFile: empty)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: store.stagingDirectory).isEmpty)
+        store.staging.discard(stagedFile: empty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.staging.directory).isEmpty)
         #expect(!FileManager.default.fileExists(atPath: store.directory(of: "news")))
         _ = try store.commit(stagedFile: try stage(store, "news", "one"), handler: "news", template: template("news"), retain: 3)
         #expect(try String(contentsOfFile: store.latestContentPath(of: "news"), encoding: .utf8) == "one")
@@ -125,7 +125,7 @@ struct SnapshotStoreTests {
         #expect(!FileManager.default.fileExists(atPath: directory.file("news/versions/.incoming-x")))
         #expect(!FileManager.default.fileExists(atPath: directory.file("news/.staging")))
         #expect(!FileManager.default.fileExists(atPath: partial))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: store.stagingDirectory).isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.staging.directory).isEmpty)
         #expect(store.handlerNames() == ["news"])
     }
 }
@@ -183,7 +183,7 @@ struct SnapshotStorePublishingTests {
         defer { directory.remove() }
         let store = try SnapshotStore(root: directory.file("cache"))
         let secret = try directory.write("secret", to: "secret.txt")
-        let staged = store.stagingPath(for: "news")
+        let staged = store.staging.path(for: "news")
         try FileManager.default.createSymbolicLink(atPath: staged, withDestinationPath: secret)
         let template = SnapshotMetadata(handler: "news", fetchedAt: Date(), durationMilliseconds: 1, trigger: "timer")
         #expect(throws: DurableFile.Failure.self) {
@@ -202,7 +202,7 @@ struct SnapshotStorePublishingTests {
         let store = try SnapshotStore(root: directory.file("cache"))
         let secret = try directory.write("secret", to: "secret.txt")
         chmod(secret, 0o600)
-        let staged = store.stagingPath(for: "news")
+        let staged = store.staging.path(for: "news")
         #expect(link(secret, staged) == 0)
         let template = SnapshotMetadata(handler: "news", fetchedAt: Date(), durationMilliseconds: 1, trigger: "timer")
         #expect(throws: DurableFile.Failure.self) {

@@ -18,7 +18,7 @@ extension FetchCoordinator {
     public func recordUse(_ name: String, source: HandlerConfig.UsageSource, at date: Date = Date()) -> UseOutcome {
         guard let handler = config.handler(named: name) else { return .unknownHandler }
         do {
-            try state.recordUse(of: name, at: date, utcOffsetSeconds: SystemTimeZone.secondsFromGMT(at: date),
+            try state.usage.record(of: name, at: date, utcOffsetSeconds: SystemTimeZone.secondsFromGMT(at: date),
                                 source: source.rawValue)
         } catch {
             logger.error("\(name): cannot record a use in \(state.path): \(error)")

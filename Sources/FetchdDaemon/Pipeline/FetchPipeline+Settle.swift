@@ -20,25 +20,25 @@ extension FetchPipeline {
                       notBefore: notBefore)
         }
         guard let completion = outcome.completion else {
-            snapshots.discard(stagedFile: outputPath)
+            snapshots.staging.discard(stagedFile: outputPath)
             return item(outcome.interrupted ? .failed(reason: "stopped: fetchd is shutting down") : .expired)
         }
         let notBefore = Self.serverFloor(in: completion, finishedAt: finishedAt)
         switch completion {
         case .noData:
-            snapshots.discard(stagedFile: outputPath)
+            snapshots.staging.discard(stagedFile: outputPath)
             return item(.noData, notBefore: notBefore)
         case .failed(let reason, _):
-            snapshots.discard(stagedFile: outputPath)
+            snapshots.staging.discard(stagedFile: outputPath)
             return item(.failed(reason: reason), notBefore: notBefore)
         case .newData(let contentType, let details):
             var info = stat()
             guard lstat(outputPath, &info) == 0 else {
-                snapshots.discard(stagedFile: outputPath)  // its staging folder
+                snapshots.staging.discard(stagedFile: outputPath)  // its staging folder
                 return item(.failed(reason: "reported newData but wrote no snapshot"))
             }
             guard Int(info.st_size) <= handler.maxBytes else {
-                snapshots.discard(stagedFile: outputPath)
+                snapshots.staging.discard(stagedFile: outputPath)
                 return item(.failed(reason: "too large: the snapshot is \(info.st_size) bytes, over max_bytes (\(handler.maxBytes))"))
             }
             let template = SnapshotMetadata(
@@ -51,7 +51,7 @@ extension FetchPipeline {
                                                  retain: handler.retain, knownDigest: knownDigest, staged: info,
                                                  currentVersion: currentVersion)
             } catch {
-                snapshots.discard(stagedFile: outputPath)
+                snapshots.staging.discard(stagedFile: outputPath)
                 return item(.failed(reason: "cannot write the snapshot: \(error)"))
             }
             var result = item(.newData, notBefore: notBefore)

@@ -35,7 +35,7 @@ extension FetchPipeline {
         let outcome: BackgroundTransfer.Outcome
         let files: BackgroundTransfer.Files
         do {
-            files = BackgroundTransfer.Files(directory: try snapshots.makeTransferDirectory(for: name))
+            files = BackgroundTransfer.Files(directory: try snapshots.staging.makeTransferDirectory(for: name))
             let transfer = transfers.transfer(for: handler, daemon: daemon, validators: validators(of: handler))
             outcome = await TransferLane.download(transfer, files: files, pause: pause, board: transfers.board, name: name)
         } catch {

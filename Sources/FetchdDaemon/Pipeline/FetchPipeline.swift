@@ -92,11 +92,11 @@ final class FetchPipeline: Sendable {
         let outputPath: String
         var userOutputPath: String?
         do throws(DurableFile.Failure) {
-            if let user = handler.user { userOutputPath = try snapshots.userStagingPath(for: handler.name, user: user) }
+            if let user = handler.user { userOutputPath = try snapshots.staging.userPath(for: handler.name, user: user) }
             // An http body is written by fetchd in its future version folder; a program's
             // output is moved into one (it might leave other files beside it).
-            outputPath = handler.kind == .http ? try snapshots.versionStagingPath(for: handler.name)
-                : snapshots.stagingPath(for: handler.name)
+            outputPath = handler.kind == .http ? try snapshots.staging.versionPath(for: handler.name)
+                : snapshots.staging.path(for: handler.name)
         } catch {
             slots.release(key: key)
             return Self.item(handler, trigger: trigger, startedAt: startedAt,

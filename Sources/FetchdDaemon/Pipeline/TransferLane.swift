@@ -33,7 +33,7 @@ final class TransferLane: Sendable {
 
     /// Where `name`'s transfer keeps its partial download (the folder may not exist yet).
     func files(of name: String) -> BackgroundTransfer.Files {
-        BackgroundTransfer.Files(directory: snapshots.transferDirectory(of: name))
+        BackgroundTransfer.Files(directory: snapshots.staging.transferDirectory(of: name))
     }
 
     /// Runs `transfer`, stopping it when `pause` flips; on the global executor, so a long

@@ -18,7 +18,7 @@ struct UsagePlanning: Sendable {
         /// Its recent fetch attempts, newest first.
         var attempts: [Date]
         /// Its stored uses.
-        var uses: [StateStore.UsageRecord]
+        var uses: [UsageRecord]
     }
 
     /// The usage-planned fetches of the last 24 hours, and `global_budget`.
@@ -46,7 +46,7 @@ struct UsagePlanning: Sendable {
     /// The model of `handler`'s stored uses, its planner, its recent attempts and its uses.
     func inputs(of handler: HandlerConfig, now: Date) -> Inputs {
         var model = UsageModel()
-        let uses = (try? state.uses(of: handler.name, since: now.addingTimeInterval(-StateStore.usageMemorySeconds))) ?? []
+        let uses = (try? state.usage.uses(of: handler.name, since: now.addingTimeInterval(-UsageLedger.memorySeconds))) ?? []
         for use in uses { model.add(UsageEvent(date: use.at, utcOffsetSeconds: use.utcOffsetSeconds)) }
         let attempts = (try? state.recentAttempts(of: handler.name, limit: handler.budgetPerDay)) ?? []
         var planner = FetchPlanner(limits: .init(
