@@ -47,9 +47,6 @@ public actor FetchCoordinator {
     /// Whether `name` is running now.
     func isRunning(_ name: String) -> Bool { runtime[name]?.isRunning ?? false }
 
-    /// Whether a wake took `name` and has not started it yet.
-    func isTakenByWake(_ name: String) -> Bool { runtime[name]?.takenByWake ?? false }
-
     /// Whether `name` is running or finished less than `seconds` ago (its own program's file
     /// accesses may still be arriving from inotify).
     func ranRecently(_ name: String, within seconds: Double) -> Bool {
