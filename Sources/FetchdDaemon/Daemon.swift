@@ -80,7 +80,7 @@ public struct Daemon {
         }
     }
 
-    /// Runs until SIGTERM or SIGINT: scheduler, control socket, push listener, usage watchers,
+    /// Runs until SIGTERM or SIGINT: wake clock, control socket, push listener, usage watchers,
     /// reload and watchdog services.
     public func run() async throws {
         let coordinator = try openCoordinator()
@@ -89,51 +89,40 @@ public struct Daemon {
         let planned = PlannedWakeTimer(
             underSystemd: environment["INVOCATION_ID"] != nil,
             userManager: getuid() != 0 && environment["XDG_RUNTIME_DIR"] != nil, logger: logger)
-        let scheduler = SchedulerService(
-            coordinator: coordinator, logger: logger,
-            afterWork: {
-                let (line, next) = await coordinator.statusLineAndNextFetch()
-                notifier.status(line)
-                planned.plan(next)
-            },
-            onStopping: { notifier.stopping() },
-            systemdWake: { planned.activeTimerDate() })
-        planned.onHeldChange { scheduler.replan() }
+        let clock = WakeClock(coordinator: coordinator, logger: logger, notifier: notifier, planned: planned,
+                              watchdogInterval: notifier.watchdogInterval)
         let logger = self.logger
         let reloads = ReloadService.Requests()
         let control = ControlServer(
             path: config.daemon.socketPath, mode: config.daemon.socketMode,
             policy: try PeerPolicy(groupName: config.daemon.controlGroup),
-            handler: DaemonControlHandler(coordinator: coordinator, scheduler: scheduler, reloads: reloads), logger: logger,
+            handler: DaemonControlHandler(coordinator: coordinator, clock: clock, reloads: reloads), logger: logger,
             activatedSocket: SocketActivation.takeListeningSocket(),
             onReady: { [socketPath = config.daemon.socketPath] in
                 logger.notice("fetchd \(Defaults.version) ready, control socket \(socketPath)",
                               metadata: [MessageID.metadataKey: "\(MessageID.ready)"])
                 notifier.ready(status: "starting: first wake")
             })
-        // A service group stops its services in reverse order: the scheduler comes last so it
+        // A service group stops its services in reverse order: the wake clock comes last so it
         // stops first, and fetches waited on through the control socket end before the socket does.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
-        if let interval = notifier.watchdogInterval {
-            services.append(.init(service: WatchdogService(heartbeat: coordinator, notifier: notifier, interval: interval)))
-        }
         if let debugStallAfter {
             services.append(.init(service: DebugStallService(coordinator: coordinator, after: debugStallAfter)))
         }
         if let address = config.daemon.pushListen {
-            let intake = PushIntake(queue: coordinator, scheduler: scheduler)
+            let intake = PushIntake(queue: coordinator, clock: clock)
             services.append(.init(service: PushListener(address: address, sink: intake, logger: logger)))
         }
         let readWatcher = ReadWatcher(uses: coordinator, cacheDirectory: config.daemon.cacheDirectory, logger: logger,
-                                      onUse: { scheduler.wake() })
+                                      wakes: clock)
         // Always in the group, so a reload can opt handlers in; it touches the system bus only
         // while some handler has `usage = ["session"]`.
-        let sessionWatcher = SessionWatcher(uses: coordinator, logger: logger, onUse: { scheduler.wake() })
-        // Conditions: a change of power or network wakes the scheduler, so deferred handlers
+        let sessionWatcher = SessionWatcher(uses: coordinator, logger: logger, wakes: clock)
+        // Conditions: a change of power or network asks for a wake, so deferred handlers
         // run as soon as their conditions hold.
         let powerWatcher = PowerWatcher(conditions: coordinator, directory: config.daemon.powerSupplyDirectory,
-                                        logger: logger, onChange: { scheduler.wake() })
-        let networkWatcher = NetworkWatcher(conditions: coordinator, logger: logger, onChange: { scheduler.wake() })
+                                        logger: logger, wakes: clock)
+        let networkWatcher = NetworkWatcher(conditions: coordinator, logger: logger, wakes: clock)
         services += [
             .init(service: control),
             .init(service: readWatcher),
@@ -144,13 +133,12 @@ public struct Daemon {
             .init(service: ReloadService(target: coordinator, notifier: notifier, logger: logger,
                                          load: reload ?? { [config] () throws(ConfigLoadError) in config },
                                          afterApply: {
-                                             scheduler.wake()
+                                             clock.reloaded()
                                              await readWatcher.refresh()
                                              sessionWatcher.refresh()
                                              networkWatcher.refresh()
-                                             planned.reconsider()
                                          }, requests: reloads)),
-            .init(service: scheduler),
+            .init(service: clock),
         ]
         let group = ServiceGroup(configuration: .init(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

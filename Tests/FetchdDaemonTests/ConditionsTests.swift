@@ -93,7 +93,7 @@ struct ConditionsTests {
         #expect(await coordinator.runDue(now: now).isEmpty)
         let status = await coordinator.status(markSeen: false)
         #expect(status.handlers.first?.waitingFor == "waiting for AC power")
-        #expect(await coordinator.nextWake(now: now) > now.addingTimeInterval(60), "a deferred handler asked for a wake now")
+        #expect(await coordinator.wakePlan(now: now).wakeAt > now.addingTimeInterval(60), "a deferred handler asked for a wake now")
         #expect(await coordinator.runDue(now: now).isEmpty, "still on battery")
 
         try supplies.set("AC", ["online": "1"])

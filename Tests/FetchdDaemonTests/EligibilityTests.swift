@@ -45,7 +45,9 @@ struct EligibilityTests {
         #expect(eligibility.deferred.first?.reason == "waiting for AC power")
         // Overdue handlers ask for a wake now; the deferred, running and taken ones do not.
         #expect(eligibility.nextWake <= now)
-        #expect(eligibility.nextPlannedFetch == now.addingTimeInterval(50), "later's min_interval ends then")
+        input.states["due"] = state("due", attemptedAgo: 0)
+        input.states["asked"] = state("asked", attemptedAgo: 0)
+        #expect(Eligibility(input).next == now.addingTimeInterval(50), "later's min_interval ends then")
     }
 
     @Test func theNextWakeLeavesOutDeferredHandlersAndKeepsTheHeartbeat() {
@@ -53,12 +55,14 @@ struct EligibilityTests {
         input.unmetConditions = ["unplugged": "waiting for AC power"]
         input.states = ["later": state("later", attemptedAgo: 100)]
         #expect(Eligibility(input).nextWake == now.addingTimeInterval(500))
+        #expect(Eligibility(input).next == now.addingTimeInterval(500))
         input.heartbeatSeconds = 60
         #expect(Eligibility(input).nextWake == now.addingTimeInterval(60))
         input.transferResumes = ["later": now.addingTimeInterval(30)]
         #expect(Eligibility(input).nextWake == now.addingTimeInterval(30), "a partial transfer resumes then")
         input.unmetConditions["later"] = "waiting for an unmetered network"
         #expect(Eligibility(input).nextWake == now.addingTimeInterval(60), "not while its conditions do not hold")
+        #expect(Eligibility(input).next == nil, "nothing for the systemd timer to wake for")
     }
 
     @Test func aPartialTransferResumesWhateverItsMinInterval() {
@@ -90,7 +94,7 @@ struct EligibilityTests {
         input.running = ["b"]
         var eligibility = Eligibility(input)
         #expect(eligibility.pushesDue == ["a"], "not while running, nor for a handler no longer loaded")
-        #expect(eligibility.nextPlannedFetch == now.addingTimeInterval(40))
+        #expect(eligibility.next == now.addingTimeInterval(-1), "a's push is overdue")
         #expect(eligibility.row(of: input.handlers[2]).nextEligibleAt == now.addingTimeInterval(40))
         #expect(eligibility.row(of: input.handlers[2]).holds == [.onRequestOnly, .pushLimit(until: now.addingTimeInterval(40))])
         input.pushTaken = ["a"]
@@ -162,12 +166,11 @@ struct EligibilityTests {
             "[[handler]]\nname = \"\($0)\"\nkind = \"exec\"\nmin_interval = \"minimum\"\ncommand = [\"/bin/true\"]\n\n"
         }.joined()
         let coordinator = try TestConfig.coordinator(in: directory, handlers: handlers)
-        // What the scheduler does around each wake: the wake, its next wake, the status line.
+        // What the wake clock does around each wake: the wake, then one plan.
         for wake in 0..<3 {
             let before = coordinator.state.stateReads
             #expect(await coordinator.runDueCounting(trigger: .timer).fetches == 3)
-            _ = await coordinator.nextWake()
-            _ = await coordinator.statusLineAndNextFetch()
+            _ = await coordinator.wakePlan()
             // The first wake reads them before anything is kept; each later one once, after its results.
             #expect(coordinator.state.stateReads - before == (wake == 0 ? 2 : 1))
         }

@@ -35,21 +35,21 @@ struct FetchJoinReportTests {
             min_interval = "never"
             """)
         let logger = Logger(label: "join-report-test")
-        let scheduler = SchedulerService(coordinator: coordinator, logger: logger)
-        let control = DaemonControlHandler(coordinator: coordinator, scheduler: scheduler, reloads: ReloadService.Requests())
+        let clock = WakeClock(coordinator: coordinator, logger: logger)
+        let control = DaemonControlHandler(coordinator: coordinator, clock: clock, reloads: ReloadService.Requests())
         let peer = PeerCredentials(pid: getpid(), uid: getuid(), gid: getgid())
         let answer = Answer()
-        let services = ServiceGroup(configuration: .init(services: [.init(service: scheduler)], logger: logger))
+        let services = ServiceGroup(configuration: .init(services: [.init(service: clock)], logger: logger))
 
         try await withThrowingTaskGroup(of: Void.self) { tasks in
-            // The request arrives while nothing runs: its fetch is queued to the scheduler, which
+            // The request arrives while nothing runs: its fetch is queued to the wake clock, which
             // does not run yet, so it cannot start.
             tasks.addTask {
                 let response = await control.handle(ControlRequest(command: .fetch, handler: "slow", wait: true), from: peer)
                 answer.value.withLock { $0 = response }
             }
             try await Task.sleep(for: .milliseconds(200))
-            // Then a timer fetch starts, and only then does the scheduler take the queued fetch.
+            // Then a timer fetch starts, and only then does the wake clock take the queued fetch.
             tasks.addTask { _ = await coordinator.fetch("slow", trigger: .timer) }
             var started = false
             for _ in 0..<500 where !started {

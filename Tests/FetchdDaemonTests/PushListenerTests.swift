@@ -12,14 +12,14 @@ import ServiceLifecycle
 import Testing
 
 /// The push listener wired to the daemon, in process, on a free loopback port, with the
-/// scheduler running: an authorised push reaches its handler's fetch with its data, and the
+/// wake clock running: an authorised push reaches its handler's fetch with its data, and the
 /// limit coalesces the next. (The listener's own checks and limits: FetchdPushTests.)
 @Suite(.serialized)
 struct PushListenerTests {
     static let feedToken = "feed-token-" + String(repeating: "f", count: 24)
     static let otherToken = "other-token-" + String(repeating: "o", count: 24)
 
-    /// Runs a listener (1 s read timeout) and a scheduler over `feed` (token, `1/minute`),
+    /// Runs a listener (1 s read timeout) and a wake clock over `feed` (token, `1/minute`),
     /// `other` (token) and `quiet` (no token), and calls `body` with its port.
     private func withListener(limits configure: (inout PushListener.Limits) -> Void = { _ in },
                               _ body: (Int, FetchCoordinator) async throws -> Void) async throws {
@@ -47,14 +47,14 @@ struct PushListenerTests {
             handler("quiet", ""),
         ].joined(separator: "\n\n"))
         let logger = Logger(label: "push-listener-test")
-        let scheduler = SchedulerService(coordinator: coordinator, logger: logger)
+        let clock = WakeClock(coordinator: coordinator, logger: logger)
         var limits = PushListener.Limits()
         limits.readTimeoutSeconds = 1
         configure(&limits)
         let listener = PushListener(address: ListenAddress(host: "127.0.0.1", port: 0),
-                                    sink: PushIntake(queue: coordinator, scheduler: scheduler), logger: logger,
+                                    sink: PushIntake(queue: coordinator, clock: clock), logger: logger,
                                     limits: limits)
-        let group = ServiceGroup(configuration: .init(services: [.init(service: listener), .init(service: scheduler)],
+        let group = ServiceGroup(configuration: .init(services: [.init(service: listener), .init(service: clock)],
                                                       logger: logger))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }

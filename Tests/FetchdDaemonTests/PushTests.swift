@@ -48,8 +48,8 @@ struct PushTests {
         #expect(third.deferred && fourth.deferred && fourth.coalescedPushes == 2)
         #expect(Self.close(fourth.fetchAt, due), "\(String(describing: fourth.fetchAt)) is not \(due)")
         #expect(fourth.message.hasPrefix("rate limited: coalesced into one fetch at "), "\(fourth.message)")
-        // The scheduler wakes for it, status shows it, and nothing runs before its time.
-        let wake = await coordinator.nextWake(now: start.addingTimeInterval(5))
+        // The wake clock wakes for it, status shows it, and nothing runs before its time.
+        let wake = await coordinator.wakePlan(now: start.addingTimeInterval(5)).wakeAt
         #expect(Self.close(wake, due), "next wake \(wake), due \(due)")
         let status = try #require(await coordinator.status(markSeen: false).handlers.first)
         #expect(Self.close(status.pendingPushAt, due) && status.pendingPushes == 2 && status.pushLimit == "2/minute")

@@ -91,17 +91,15 @@ struct SchedulerTests {
         #expect(Scheduler.nextEligible(polite, state: hinted, now: now) == now.addingTimeInterval(4 * 3600))
     }
 
-    @Test func nextWakeIsTheEarliestEligibilityWithinTheHeartbeat() {
+    @Test func upcomingIsTheEarliestEligibility() {
         let handlers = [handler("a", .seconds(600)), handler("b", .seconds(120))]
         let states = ["a": state("a", lastAttempt: 100), "b": state("b", lastAttempt: 100)]
-        #expect(Scheduler.nextWake(handlers, states: states, now: now, heartbeatSeconds: 60) == now.addingTimeInterval(20))
-        #expect(Scheduler.nextWake(handlers, states: states, now: now, heartbeatSeconds: 10) == now.addingTimeInterval(10))
-        #expect(Scheduler.nextWake([], states: [:], now: now, heartbeatSeconds: 60) == now.addingTimeInterval(60))
-        // Overdue (a wake just missed it) asks for a wake now; `minimum` follows the heartbeat.
+        #expect(Scheduler.upcoming(handlers, states: states, now: now) == now.addingTimeInterval(20))
+        #expect(Scheduler.upcoming([], states: [:], now: now) == nil)
+        // Overdue (a wake just missed it) gives a time past; `minimum` follows the heartbeat.
         let overdue = ["a": state("a", lastAttempt: 700), "b": state("b", lastAttempt: 100)]
-        #expect(Scheduler.nextWake(handlers, states: overdue, now: now, heartbeatSeconds: 60) == now.addingTimeInterval(-100))
-        #expect(Scheduler.nextWake([handler("m", .minimum)], states: ["m": state("m", lastAttempt: 5)], now: now,
-                                   heartbeatSeconds: 60) == now.addingTimeInterval(60))
+        #expect(Scheduler.upcoming(handlers, states: overdue, now: now) == now.addingTimeInterval(-100))
+        #expect(Scheduler.upcoming([handler("m", .minimum)], states: ["m": state("m", lastAttempt: 5)], now: now) == nil)
         // Due within the tolerance counts as due.
         let almost = ["b": state("b", lastAttempt: 119.95)]
         #expect(Scheduler.due([handlers[1]], states: almost, now: now).count == 1)

@@ -14,14 +14,11 @@ extension FetchCoordinator {
     /// A one-line summary for `systemctl status`: `5 handlers, 1 failing; next: weather at 08:50`.
     public func statusLine(now: Date = Date()) -> String { statusView(now: now).line() }
 
-    /// The next time a handler becomes eligible, if any is in the future (no heartbeat cap).
-    public func nextPlannedFetch(now: Date = Date()) -> Date? { statusView(now: now).nextPlannedFetch() }
-
-    /// `statusLine` and `nextPlannedFetch` from one look (after each wake: one read of the
-    /// states and pushes, not two).
-    public func statusLineAndNextFetch(now: Date = Date()) -> (line: String, next: Date?) {
+    /// What the wake clock does until the next wake, from one look: when to wake, what the
+    /// systemd timer holds and the status line.
+    func wakePlan(now: Date = Date()) -> WakePlan {
         let view = statusView(now: now)
-        return (view.line(), view.nextPlannedFetch())
+        return WakePlan(madeAt: now, next: view.eligibility.next, wakeAt: view.eligibility.nextWake, statusLine: view.line())
     }
 
     /// What the reports are made from, as the coordinator sees it at `now`.

@@ -64,7 +64,7 @@ public actor FetchCoordinator {
     }
 
     /// `runDue`, counting the fetches' results instead of keeping their records: the
-    /// scheduler's and `fetchd --once`'s wakes.
+    /// wake clock's and `fetchd --once`'s wakes.
     @discardableResult
     public func runDueCounting(trigger: FetchTrigger = .timer, now: Date = Date()) async -> WakeTally {
         await runWake(trigger: trigger, now: now, into: WakeTally()) { $0.add($1) }
@@ -116,9 +116,6 @@ public actor FetchCoordinator {
         let queue = WakeQueue.interleavedByHost(due, key: { self.pipeline.slot(for: handlers[$0]).1 })
         return (handlers, queue, eligibility.input.states, pushes)
     }
-
-    /// When the scheduler should wake next (`Eligibility.nextWake`).
-    public func nextWake(now: Date = Date()) -> Date { eligibility(now: now).nextWake }
 
     /// Runs `name` now, or joins its fetch if one is running; nil when no such handler is loaded.
     public func fetch(_ name: String, trigger: FetchTrigger) async -> FetchRecord? {

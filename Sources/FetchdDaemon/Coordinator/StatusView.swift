@@ -7,8 +7,7 @@ import Foundation
 
 /// One look at what the coordinator knows, taken on the actor in one step
 /// (`FetchCoordinator.statusView(now:)`), from which the reports are made off it: what
-/// `fetchctl status` shows, systemd's one-line `STATUS=`, and the next fetch the systemd timer
-/// should wake for.
+/// `fetchctl status` shows and systemd's one-line `STATUS=`.
 struct StatusView {
     /// The configuration in force.
     let config: LoadedConfig
@@ -83,7 +82,4 @@ struct StatusView {
         }
         return parts.joined(separator: "; ")
     }
-
-    /// What the systemd timer should wake for (`Eligibility.nextPlannedFetch`).
-    func nextPlannedFetch() -> Date? { eligibility.nextPlannedFetch }
 }

@@ -5,12 +5,12 @@ import Foundation
 
 /// The one way a push enters the daemon, from the control socket (`fetchctl push`) or the push
 /// listener: the data is checked, the handler's `push_limit` applied, and a push within the
-/// limit is queued to the scheduler as a fetch with trigger `push`.
+/// limit is queued to the wake clock as a fetch with trigger `push`.
 struct PushIntake: PushSink {
     /// Applies the limits and keeps the deferred pushes.
     let queue: any PushQueue
     /// Runs the fetches of pushes within the limit.
-    let scheduler: SchedulerService
+    let clock: WakeClock
 
     /// Takes a push of `name` carrying `data` (empty: none); the report says whether it fetches
     /// now or was coalesced into the handler's deferred fetch, and when that runs.
@@ -19,12 +19,12 @@ struct PushIntake: PushSink {
         do { text = try PushData.validate(data) } catch { throw .badData(error) }
         // Checked before the push is counted. Once admitted the push is on disk until its fetch is
         // recorded: a stop (or a SIGKILL) before then leaves it for the next start to run.
-        guard scheduler.acceptsJobs else { throw .shuttingDown }
+        guard clock.acceptsJobs else { throw .shuttingDown }
         let admitted = try await queue.admitPush(name, data: text, now: Date())
         if let immediate = admitted.immediate {
-            scheduler.submit(FetchJob(handler: name, trigger: .push, push: immediate, onFinish: nil))
+            clock.submit(FetchJob(handler: name, trigger: .push, push: immediate, onFinish: nil))
         } else {
-            scheduler.replan()  // the deferred fetch may be due before the next planned wake
+            clock.replan()  // the deferred fetch may be due before the next planned wake
         }
         return admitted.report
     }

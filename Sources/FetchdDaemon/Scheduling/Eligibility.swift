@@ -22,13 +22,18 @@ struct Eligibility: Sendable {
     /// The handlers whose deferred push is due and may be taken now (loaded, not running, not
     /// taken by another wake).
     let pushesDue: [String]
-    /// When the daemon's own timer should wake next: the earliest eligibility of a handler that
-    /// is not running and whose conditions hold, a resuming transfer's or a deferred push's
-    /// time, at least every heartbeat. In the past when something is overdue.
-    let nextWake: Date
-    /// The next time a handler becomes eligible or a deferred push is due, if any is in the
-    /// future (no heartbeat cap): what the systemd timer should wake for.
-    let nextPlannedFetch: Date?
+    /// The earliest time something becomes eligible that a wake could start: a handler that is
+    /// not running and whose conditions hold (by its schedule or plan; `min_interval =
+    /// "minimum"` handlers follow the heartbeat instead), a partial transfer resuming, a deferred
+    /// push. In the past when something is overdue; nil when nothing is scheduled. The one
+    /// notion of "next": the internal timer wakes for it (no later than the heartbeat), the
+    /// systemd timer for it when it is in the future. Handlers waiting for their conditions do
+    /// not count (a change of conditions wakes them), nor do running ones (their fetch's end
+    /// plans again).
+    let next: Date?
+
+    /// When the daemon's own timer wakes: at `next`, and at least every heartbeat.
+    var nextWake: Date { min(next ?? .distantFuture, input.now.addingTimeInterval(input.heartbeatSeconds)) }
 
     /// Applies the scheduling rules to `input`.
     init(_ input: EligibilityInput) {
@@ -61,18 +66,11 @@ struct Eligibility: Sendable {
         pushesDue = pushDue.filter { $0.dueAt <= now.addingTimeInterval(Scheduler.dueTolerance) }.map(\.handler).sorted()
         let nextPush = pushDue.map(\.dueAt).min()
 
-        // Deferred handlers do not count: they would ask for a wake now, again and again; a
-        // change of conditions wakes them. Lazily filtered: with thousands of handlers a
-        // filtered copy of their configurations was the largest allocation after each wake.
+        // Lazily filtered: with thousands of handlers a filtered copy of their configurations
+        // was the largest allocation after each wake.
         let waiting = handlers.lazy.filter { !input.isBusy($0.name) && input.unmetConditions[$0.name] == nil }
-        let wake = Scheduler.nextWake(waiting, states: input.states, now: now,
-                                      heartbeatSeconds: input.heartbeatSeconds, planned: planned)
+        let upcoming = Scheduler.upcoming(waiting, states: input.states, now: now, planned: planned)
         let resume = input.transferResumes.filter { input.unmetConditions[$0.key] == nil }.values.min()
-        nextWake = min(wake, nextPush ?? .distantFuture, resume ?? .distantFuture)
-
-        let scheduled = handlers.lazy.compactMap { Scheduler.nextEligible($0, state: input.states[$0.name], now: now,
-                                                                          planned: planned[$0.name]) }
-        let upcomingPush = pushDue.map(\.dueAt).filter { $0 > now }.min()
-        nextPlannedFetch = [scheduled.filter { $0 > now }.min(), upcomingPush].compactMap { $0 }.min()
+        next = [upcoming, nextPush, resume].compactMap { $0 }.min()
     }
 }

@@ -9,7 +9,7 @@ import Synchronization
 /// (`fetchd-planned@1764061200.timer`), which starts `fetchd-planned.service`. A template rather
 /// than a transient unit, so that a polkit rule can let the unprivileged daemon start and stop
 /// these timers and nothing else (systemd 252 tells polkit no unit name for a transient one).
-/// `systemctl list-timers` shows it. The scheduler hands this each new plan (`plan`) and never
+/// `systemctl list-timers` shows it. The wake clock hands this each new plan (`plan`) and never
 /// waits on the bus: this service's loop talks to the manager, through a `BusListener` whose
 /// own queue makes the blocking calls.
 ///
@@ -42,7 +42,7 @@ final class PlannedWakeTimer: Service, Sendable {
         var refused = false
         /// The bus closed the connection: open a new one at the next attempt.
         var connectionClosed = false
-        /// Told when `held` changes, so the scheduler's own timer follows (`onHeldChange`).
+        /// Told when `held` changes, so the wake clock's own timer follows (`onHeldChange`).
         var heldChanged: @Sendable () -> Void = {}
     }
 
@@ -65,7 +65,7 @@ final class PlannedWakeTimer: Service, Sendable {
     /// then leaves that wake to systemd and only backs it up a little later.
     func activeTimerDate() -> Date? { state.withLock { $0.held } }
 
-    /// Calls `body` whenever `activeTimerDate` changes (the scheduler plans its wake again).
+    /// Calls `body` whenever `activeTimerDate` changes (the wake clock times its wake again).
     func onHeldChange(_ body: @escaping @Sendable () -> Void) { state.withLock { $0.heldChanged = body } }
 
     /// Asks for the timer at `date` (nil: no plan). Returns at once; the service's loop sets it.
@@ -188,7 +188,7 @@ final class PlannedWakeTimer: Service, Sendable {
     /// Whether `error` says the template is not installed (rather than that this caller may not start it).
     static func isMissing(_ error: BusError) -> Bool { error.name.map(missingErrors.contains) ?? false }
 
-    /// Records the timer systemd holds and tells the scheduler when that changed.
+    /// Records the timer systemd holds and tells the wake clock when that changed.
     private func setHeld(_ date: Date?) {
         let notify = state.withLock { state -> (@Sendable () -> Void)? in
             guard state.held != date else { return nil }

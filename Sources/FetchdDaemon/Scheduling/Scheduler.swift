@@ -83,14 +83,14 @@ public enum Scheduler {
         }
     }
 
-    /// When to wake next: the earliest eligibility, but at least every heartbeat. Pass only
-    /// handlers that are not running. An overdue one asks for a wake now; `minimum` handlers are
-    /// always eligible and so follow the heartbeat ("as often as the daemon wakes").
-    public static func nextWake(_ handlers: some Sequence<HandlerConfig>, states: [String: HandlerState], now: Date,
-                                heartbeatSeconds: Double, planned: [String: Date] = [:]) -> Date {
-        let heartbeat = now.addingTimeInterval(heartbeatSeconds)
-        let upcoming = handlers.lazy.filter { $0.minInterval != .minimum || planned[$0.name] != nil }
+    /// The earliest eligibility among `handlers` (pass only those that are not running), nil
+    /// when none is scheduled. An overdue one gives a time in the past; `minimum` handlers are
+    /// always eligible and so are left out unless planned: they follow the heartbeat ("as often
+    /// as the daemon wakes").
+    public static func upcoming(_ handlers: some Sequence<HandlerConfig>, states: [String: HandlerState], now: Date,
+                                planned: [String: Date] = [:]) -> Date? {
+        handlers.lazy.filter { $0.minInterval != .minimum || planned[$0.name] != nil }
             .compactMap { nextEligible($0, state: states[$0.name], now: now, planned: planned[$0.name]) }
-        return min(upcoming.min() ?? heartbeat, heartbeat)
+            .min()
     }
 }

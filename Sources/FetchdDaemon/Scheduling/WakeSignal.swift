@@ -1,7 +1,7 @@
 import FetchdClock
 import Synchronization
 
-/// Lets the scheduler's timer loop sleep until its next planned wake *or* until something
+/// Lets the wake clock's timer loop sleep until its next planned wake *or* until something
 /// changed the plan (a fetch finished, so a handler's next eligible time moved). A signal sent
 /// while nobody waits is kept, so none is lost between two waits.
 final class WakeSignal: Sendable {

@@ -6,7 +6,8 @@ import Foundation
 /// Answers control-socket requests from the coordinator's state.
 struct DaemonControlHandler: ControlRequestHandler {
     let coordinator: FetchCoordinator
-    let scheduler: SchedulerService
+    /// Where wakes and fetches asked for go.
+    let clock: WakeClock
     /// Where `reload` requests go (the reload service answers them in turn).
     let reloads: ReloadService.Requests
 
@@ -25,7 +26,7 @@ struct DaemonControlHandler: ControlRequestHandler {
         case .fetch:
             return await fetch(request)
         case .wake:
-            scheduler.wake()
+            clock.wake(.request)
             return ControlResponse()
         case .reload:
             guard let report = await reloads.reload() else {
@@ -39,7 +40,7 @@ struct DaemonControlHandler: ControlRequestHandler {
             guard case .recorded(let next) = await coordinator.recordUse(name, source: .explicit) else {
                 return .unknownHandler(name)
             }
-            scheduler.wake()  // the plan changed: the next wake may be sooner
+            clock.wake(.use)  // the plan changed: the next wake may be sooner
             var response = ControlResponse()
             response.used = UsedReport(handler: name, nextFetchAt: next?.date, reason: next?.reason)
             return response
@@ -47,7 +48,7 @@ struct DaemonControlHandler: ControlRequestHandler {
             guard let name = request.handler else { return .failure(.badRequest, "push needs a handler name") }
             do {
                 var response = ControlResponse()
-                response.push = try await PushIntake(queue: coordinator, scheduler: scheduler)
+                response.push = try await PushIntake(queue: coordinator, clock: clock)
                     .push(name, data: Array((request.data ?? "").utf8))
                 return response
             } catch {
@@ -78,13 +79,13 @@ struct DaemonControlHandler: ControlRequestHandler {
             // Without --wait the answer comes before the fetch starts: "already running" is what
             // it was at the request.
             let running = await coordinator.isRunning(name)
-            scheduler.submit(FetchJob(handler: name, trigger: .manual, onFinish: nil))
+            clock.submit(FetchJob(handler: name, trigger: .manual, onFinish: nil))
             return ControlResponse(fetch: FetchReport(handler: name, joinedRunning: running))
         }
         // Whether it joined a running fetch is known only when the queued fetch comes to start (a
         // timer fetch may have begun meanwhile): the coordinator says, with the record.
         let (record, joined): (FetchRecord?, Bool) = await withCheckedContinuation { continuation in
-            scheduler.submit(FetchJob(handler: name, trigger: .manual, onFinish: { continuation.resume(returning: ($0, $1)) }))
+            clock.submit(FetchJob(handler: name, trigger: .manual, onFinish: { continuation.resume(returning: ($0, $1)) }))
         }
         guard let record else { return .failure(.shuttingDown, "fetchd is shutting down; the fetch did not run") }
         return ControlResponse(fetch: FetchReport(

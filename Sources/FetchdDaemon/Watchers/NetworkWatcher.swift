@@ -5,9 +5,9 @@ import Logging
 import ServiceLifecycle
 
 /// Follows NetworkManager on the system bus (`NetworkManagerSignals`) and hands its view of the
-/// network (metered, online) to the coordinator; when it changes, `onChange` wakes the
-/// scheduler, so a handler deferred for the network runs as soon as it may, without waiting for
-/// the heartbeat.
+/// network (metered, online) to the coordinator; when it changes, it asks the wake clock for a
+/// wake, so a handler deferred for the network runs as soon as it may, without waiting for the
+/// heartbeat.
 ///
 /// Connected only while some handler needs the network (`ConditionCheck.needsNetwork`), and
 /// following reloads (`refresh()`). Without a system bus or without NetworkManager, the
@@ -25,18 +25,18 @@ final class NetworkWatcher: Service, Sendable {
 
     private let conditions: any ConditionsSink
     private let logger: Logger
-    private let onChange: @Sendable () -> Void
+    /// Asked for a wake when the conditions change.
+    private let wakes: any WakeRequests
     private let bus: BusConnection.Bus
     private let events: AsyncStream<Event>
     private let continuation: AsyncStream<Event>.Continuation
 
     /// `bus` is the system bus but for tests of the watcher itself.
-    init(conditions: any ConditionsSink, logger: Logger, bus: BusConnection.Bus = .system,
-         onChange: @escaping @Sendable () -> Void) {
+    init(conditions: any ConditionsSink, logger: Logger, bus: BusConnection.Bus = .system, wakes: any WakeRequests) {
         self.conditions = conditions
         self.logger = logger
         self.bus = bus
-        self.onChange = onChange
+        self.wakes = wakes
         (events, continuation) = AsyncStream.makeStream(of: Event.self)
     }
 
@@ -96,7 +96,7 @@ final class NetworkWatcher: Service, Sendable {
     }
 
     private func apply(_ state: NetworkState?) async {
-        if await conditions.setNetworkManagerState(state) { onChange() }
+        if await conditions.setNetworkManagerState(state) { wakes.wake(.conditions) }
     }
 
     private func wanted() async -> Bool {

@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// Watches the power supply folder (`power_supply_dir`) with inotify and, when the power
-/// changes, has the coordinator read it again and wakes the scheduler, so a handler deferred
+/// changes, has the coordinator read it again and asks the wake clock for a wake, so a handler deferred
 /// for AC power or battery runs soon after the condition holds.
 ///
 /// On the real `/sys/class/power_supply` most drivers change an attribute's value without any
@@ -20,7 +20,8 @@ final class PowerWatcher: Service, Sendable {
     private let conditions: any ConditionsSink
     private let directory: String
     private let logger: Logger
-    private let onChange: @Sendable () -> Void
+    /// Asked for a wake when the conditions change.
+    private let wakes: any WakeRequests
     private let fd: Int32
     /// The kernel uevent socket, when netlink is there.
     private let uevents: Int32?
@@ -28,11 +29,11 @@ final class PowerWatcher: Service, Sendable {
 
     /// Watches `directory` (the configured `power_supply_dir`; a reload's new value takes effect
     /// at the next start, and at every wake through the coordinator's own reads).
-    init(conditions: any ConditionsSink, directory: String, logger: Logger, onChange: @escaping @Sendable () -> Void) {
+    init(conditions: any ConditionsSink, directory: String, logger: Logger, wakes: any WakeRequests) {
         self.conditions = conditions
         self.directory = directory
         self.logger = logger
-        self.onChange = onChange
+        self.wakes = wakes
         fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         let (socket, problem) = PowerUevents.open()
         uevents = socket
@@ -68,7 +69,7 @@ final class PowerWatcher: Service, Sendable {
         }
         await withGracefulShutdownHandler {
             for await _ in changes {
-                if await conditions.refreshPower() { onChange() }
+                if await conditions.refreshPower() { wakes.wake(.conditions) }
             }
         } onGracefulShutdown: {
             continuation.finish()

@@ -28,8 +28,8 @@ final class ReadWatcher: Service, Sendable {
     private enum Role { case root, handlerFolder(String), version(String) }
 
     private let uses: any UseSink
-    /// Called after a recorded use: the plan changed, the next wake may be sooner.
-    private let onUse: @Sendable () -> Void
+    /// Asked for a wake after a recorded use: the plan changed, the next fetch may be sooner.
+    private let wakes: any WakeRequests
     private let layout: SnapshotLayout
     private let logger: Logger
     private let fd: Int32
@@ -39,9 +39,9 @@ final class ReadWatcher: Service, Sendable {
     /// How long after a handler's fetch its own program's opens may still arrive from inotify.
     static let ownReadsSeconds = 2.0
 
-    init(uses: any UseSink, cacheDirectory: String, logger: Logger, onUse: @escaping @Sendable () -> Void) {
+    init(uses: any UseSink, cacheDirectory: String, logger: Logger, wakes: any WakeRequests) {
         self.uses = uses
-        self.onUse = onUse
+        self.wakes = wakes
         self.layout = SnapshotLayout(root: cacheDirectory)
         self.logger = logger
         fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
@@ -138,7 +138,7 @@ final class ReadWatcher: Service, Sendable {
         let now = Date()
         if watches.withLock({ $0.handlers.contains(handler) }), folder.startsSession(handler, at: now) {
             _ = await uses.recordUse(handler, source: .reads, at: now)
-            onUse()
+            wakes.wake(.use)
         }
     }
 }

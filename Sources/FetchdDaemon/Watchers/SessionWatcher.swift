@@ -28,20 +28,19 @@ final class SessionWatcher: Service, Sendable {
 
     private let uses: any UseSink
     private let logger: Logger
-    /// Called after a recorded use: the plan changed, the next wake may be sooner.
-    private let onUse: @Sendable () -> Void
+    /// Asked for a wake after a recorded use: the plan changed, the next fetch may be sooner.
+    private let wakes: any WakeRequests
     private let bus: BusConnection.Bus
     private let folder = UseFolder()
     private let events: AsyncStream<Event>
     private let continuation: AsyncStream<Event>.Continuation
 
     /// `bus` is the system bus but for tests of the watcher itself.
-    init(uses: any UseSink, logger: Logger, bus: BusConnection.Bus = .system,
-         onUse: @escaping @Sendable () -> Void) {
+    init(uses: any UseSink, logger: Logger, bus: BusConnection.Bus = .system, wakes: any WakeRequests) {
         self.uses = uses
         self.logger = logger
         self.bus = bus
-        self.onUse = onUse
+        self.wakes = wakes
         (events, continuation) = AsyncStream.makeStream(of: Event.self)
     }
 
@@ -146,6 +145,6 @@ final class SessionWatcher: Service, Sendable {
             return
         }
         logger.info("session activity (\(what)): a use of \(recorded.joined(separator: ", "))")
-        onUse()
+        wakes.wake(.use)
     }
 }
