@@ -2,62 +2,48 @@ import FetchdCore
 import Foundation
 import GRDB
 
-/// One finished fetch, as kept in the history table.
-public struct FetchRecord: Codable, Sendable, Equatable, FetchableRecord, TableRecord {
-    /// The fetch's id, unique across handlers and rising, assigned when it is recorded.
-    public var id: Int64?
-    /// The handler's name.
-    public var handler: String
-    /// When the fetch started.
-    public var startedAt: Date
-    /// When it finished.
-    public var finishedAt: Date
-    /// Its duration in milliseconds.
-    public var durationMilliseconds: Int
+/// One row of the history table. Internal: the rest of fetchd reads and writes results as
+/// `CompletedFetch` (its typed result and trigger); this is only how a row is read.
+struct FetchRecord: Codable, Sendable, Equatable, FetchableRecord, TableRecord {
+    var id: Int64?
+    var handler: String
+    var startedAt: Date
+    var finishedAt: Date
+    var durationMilliseconds: Int
     /// The result's name (`newData`, `noData`, `failed`, `expired`).
-    public var result: String
+    var result: String
     /// Why it failed, for failures.
-    public var reason: String?
-    /// What started it.
-    public var trigger: String
-    /// Snapshot size in bytes, when one was produced.
-    public var bytes: Int?
-    /// Snapshot SHA-256, when one was produced.
-    public var sha256: String?
-    /// The snapshot version written, for `newData`.
-    public var version: String?
+    var reason: String?
+    /// What started it (`FetchTrigger`'s raw value).
+    var trigger: String
+    var bytes: Int?
+    var sha256: String?
+    var version: String?
 
     /// The database table.
-    public static let databaseTableName = "fetch_history"
+    static let databaseTableName = "fetch_history"
 
     /// Times as fetchd stores them, read without ICU (`StoredDate`).
-    public static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy {
+    static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy {
         .custom(StoredDate.date(from:))
     }
-
-    /// Creates a record.
-    public init(handler: String, startedAt: Date, finishedAt: Date, result: FetchResult, trigger: FetchTrigger,
-                bytes: Int? = nil, sha256: String? = nil, version: String? = nil) {
-        self.handler = handler
-        self.startedAt = startedAt
-        self.finishedAt = finishedAt
-        self.durationMilliseconds = Int((finishedAt.timeIntervalSince(startedAt) * 1000).rounded())
-        self.result = result.name
-        self.reason = result.reason
-        self.trigger = trigger.rawValue
-        self.bytes = bytes
-        self.sha256 = sha256
-        self.version = version
-    }
-
-    /// The typed result.
-    public var fetchResult: FetchResult? { FetchResult(name: result, reason: reason) }
 
     enum CodingKeys: String, CodingKey {
         case id, handler, result, reason, trigger, bytes, sha256, version
         case startedAt = "started_at"
         case finishedAt = "finished_at"
         case durationMilliseconds = "duration_ms"
+    }
+
+    /// The row as a typed result. A result or trigger name this version does not know (a
+    /// database written by a newer fetchd) reads as a failure saying so, and as `timer`.
+    var completed: CompletedFetch {
+        var fetch = CompletedFetch(
+            handler: handler, trigger: FetchTrigger(rawValue: trigger) ?? .timer, startedAt: startedAt,
+            finishedAt: finishedAt, result: FetchResult(name: result, reason: reason) ?? .failed(reason: "unknown result \(result)"),
+            bytes: bytes, sha256: sha256, version: version)
+        fetch.id = id
+        return fetch
     }
 }
 

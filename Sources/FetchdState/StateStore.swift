@@ -52,45 +52,26 @@ public final class StateStore: Sendable {
         }
     }
 
-    /// A finished fetch with what it changes in the handler's state.
-    public struct PendingRecord: Sendable {
-        /// The result to store.
-        public var fetch: FetchRecord
-        /// New HTTP validators, or nil to keep the stored ones.
-        public var validators: (etag: String?, lastModified: String?)?
-        /// The server's floor on the next fetch; replaces the stored one (nil clears it).
-        public var notBefore: Date?
-
-        /// Creates a pending record.
-        public init(_ fetch: FetchRecord, validators: (etag: String?, lastModified: String?)? = nil,
-                    notBefore: Date? = nil) {
-            self.fetch = fetch
-            self.validators = validators
-            self.notBefore = notBefore
-        }
-    }
-
-    /// Records a finished fetch and updates the handler's state in one transaction.
-    /// `notBefore` replaces the stored server hint (nil clears it). Returns the stored record (with its id).
+    /// Records a finished fetch and updates the handler's state in one transaction: its
+    /// validators when it brought some, its server floor (`notBefore`, nil clears it). Returns
+    /// it as stored (with its id).
     @discardableResult
-    public func record(_ fetch: FetchRecord, validators: (etag: String?, lastModified: String?)? = nil,
-                       notBefore: Date? = nil,
-                       historyLimit: Int = Defaults.historyKeepPerHandler) throws -> FetchRecord {
-        try record([PendingRecord(fetch, validators: validators, notBefore: notBefore)], historyLimit: historyLimit)[0]
+    public func record(_ fetch: CompletedFetch, historyLimit: Int = Defaults.historyKeepPerHandler) throws -> CompletedFetch {
+        try record([fetch], historyLimit: historyLimit)[0]
     }
 
     /// Records a batch of finished fetches in one transaction (one fsync for a whole wake).
-    /// Returns the stored records (with their ids), in order.
-    public func record(_ batch: [PendingRecord], historyLimit: Int = Defaults.historyKeepPerHandler) throws -> [FetchRecord] {
+    /// Returns them as stored (with their ids), in order.
+    public func record(_ batch: [CompletedFetch], historyLimit: Int = Defaults.historyKeepPerHandler) throws -> [CompletedFetch] {
         defer { statesMemo.invalidate() }
         return try pool.write { db in
             // The three statements are looked up once per batch: each lookup hashes its SQL text,
             // three times per result when it was done for every insert.
             let statements = try InsertStatements(db)
             var lastID = try Int64.fetchOne(statements.lastID) ?? 0
-            let stored = try batch.map { pending in
+            let stored = try batch.map { fetch in
                 lastID += 1
-                return try Self.insert(pending, id: lastID, historyLimit: historyLimit, with: statements)
+                return try Self.insert(fetch, id: lastID, historyLimit: historyLimit, with: statements)
             }
             try statements.setLastID.execute(arguments: [lastID])
             return stored
@@ -143,21 +124,21 @@ public final class StateStore: Sendable {
     ///
     /// Plain cached statements rather than GRDB's record API: a wake records a thousand results
     /// in one transaction, and building each statement anew cost more than the fetch itself.
-    private static func insert(_ pending: PendingRecord, id: Int64, historyLimit: Int,
-                               with statements: InsertStatements) throws -> FetchRecord {
-        var fetch = pending.fetch
+    private static func insert(_ fetch: CompletedFetch, id: Int64, historyLimit: Int,
+                               with statements: InsertStatements) throws -> CompletedFetch {
+        var fetch = fetch
         fetch.id = id
         let (started, finished) = (StoredDate.text(fetch.startedAt), StoredDate.text(fetch.finishedAt))
+        let result = fetch.result
         try statements.history.execute(arguments: [
-            fetch.handler, id, started, finished, fetch.durationMilliseconds, fetch.result,
-            fetch.reason, fetch.trigger, fetch.bytes, fetch.sha256, fetch.version,
+            fetch.handler, id, started, finished, fetch.durationMilliseconds, result.name,
+            result.reason, fetch.trigger.rawValue, fetch.bytes, fetch.sha256, fetch.version,
         ])
-        let failed = fetch.fetchResult?.isFailure ?? true
         try statements.state.execute(arguments: [
-            fetch.handler, started, failed ? nil : finished, fetch.result, fetch.reason, failed ? 1 : 0,
-            pending.validators?.etag, pending.validators?.lastModified,
-            fetch.result == FetchResult.newData.name ? 1 : 0, pending.notBefore.map(StoredDate.text),
-            pending.validators == nil ? 0 : 1,
+            fetch.handler, started, result.isFailure ? nil : finished, result.name, result.reason, result.isFailure ? 1 : 0,
+            fetch.validators?.etag, fetch.validators?.lastModified,
+            result == .newData ? 1 : 0, fetch.notBefore.map(StoredDate.text),
+            fetch.validators == nil ? 0 : 1,
         ])
         try statements.trim.execute(arguments: [fetch.handler, fetch.handler, historyLimit])
         return fetch
@@ -226,9 +207,10 @@ public final class StateStore: Sendable {
     public var stateReads: Int { statesMemo.reads }
 
     /// The newest `limit` fetches of `handler`, newest first.
-    public func history(of handler: String, limit: Int = Defaults.historyLimit) throws -> [FetchRecord] {
+    public func history(of handler: String, limit: Int = Defaults.historyLimit) throws -> [CompletedFetch] {
         try pool.read { db in
             try FetchRecord.filter(Column("handler") == handler).order(Column("id").desc).limit(limit).fetchAll(db)
+                .map(\.completed)
         }
     }
 

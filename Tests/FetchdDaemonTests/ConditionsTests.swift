@@ -98,7 +98,7 @@ struct ConditionsTests {
 
         try supplies.set("AC", ["online": "1"])
         let records = await coordinator.runDue(now: Date())
-        #expect(records.map(\.handler) == ["backup"] && records.first?.result == "newData", "\(records)")
+        #expect(records.map(\.handler) == ["backup"] && records.first?.result == .newData, "\(records)")
         #expect(await coordinator.status(markSeen: false).handlers.first?.waitingFor == nil)
     }
 
@@ -117,6 +117,6 @@ struct ConditionsTests {
             network = "unmetered"
             """)
         let record = await coordinator.fetch("backup", trigger: .manual)
-        #expect(record?.result == "newData", "\(String(describing: record))")
+        #expect(record?.result == .newData, "\(String(describing: record))")
     }
 }

@@ -103,18 +103,18 @@ struct CoordinatorTests {
             deadline = "3s"  # room for a loaded machine to start the shell
             min_interval = "never"
             """)
-        #expect(await coordinator.fetch("flaky", trigger: .manual)?.result == "newData")
+        #expect(await coordinator.fetch("flaky", trigger: .manual)?.result == .newData)
         try "bad".write(toFile: mode, atomically: true, encoding: .utf8)
         let failed = await coordinator.fetch("flaky", trigger: .manual)
-        #expect(failed?.result == "failed" && failed?.reason?.contains("status 7") == true)
+        #expect(failed?.result.name == "failed" && failed?.result.reason?.contains("status 7") == true)
         try "slow".write(toFile: mode, atomically: true, encoding: .utf8)
-        #expect(await coordinator.fetch("flaky", trigger: .manual)?.result == "expired")
+        #expect(await coordinator.fetch("flaky", trigger: .manual)?.result == .expired)
         let latest = try String(contentsOfFile: directory.file("cache/flaky/latest/content"), encoding: .utf8)
         #expect(latest == "partial-good\n")
         let staging = (try? FileManager.default.contentsOfDirectory(atPath: directory.file("cache/.staging"))) ?? []
         #expect(staging.isEmpty, "failed fetches left staged files: \(staging)")
         let history = try coordinator.state.history(of: "flaky", limit: 10).map(\.result)
-        #expect(history == ["expired", "failed", "newData"])
+        #expect(history.map(\.name) == ["expired", "failed", "newData"])
     }
 
     @Test func oversizedExecOutputFails() async throws {
@@ -128,7 +128,7 @@ struct CoordinatorTests {
             max_bytes = 4096
             """)
         let record = await coordinator.fetch("big", trigger: .manual)
-        #expect(record?.result == "failed" && record?.reason?.contains("max_bytes") == true)
+        #expect(record?.result.name == "failed" && record?.result.reason?.contains("max_bytes") == true)
         #expect(!FileManager.default.fileExists(atPath: directory.file("cache/big/latest")))
     }
 }

@@ -67,6 +67,6 @@ struct FetchJoinReportTests {
         #expect(report.result == "newData")
         #expect(report.joinedRunning, "the answer is the timer fetch's record, so it joined a running fetch")
         let history = try StateStore(path: directory.file("state/state.sqlite")).history(of: "slow", limit: 10)
-        #expect(history.map(\.trigger) == ["timer"], "one fetch ran, the timer's: \(history)")
+        #expect(history.map(\.trigger) == [.timer], "one fetch ran, the timer's: \(history)")
     }
 }

@@ -27,14 +27,14 @@ struct HTTPConditionalTests {
         let directory = try TemporaryDirectory("conditional")
         defer { directory.remove() }
         let coordinator = try coordinator(directory, url: server.url("/etag"))
-        #expect(await coordinator.fetch("page", trigger: .manual)?.result == "newData")
+        #expect(await coordinator.fetch("page", trigger: .manual)?.result == .newData)
         let state = try StateStore(path: directory.file("state/state.sqlite"))
         #expect(try state.state(of: "page")?.etag == "\"v1\"")
         let second = await coordinator.fetch("page", trigger: .manual)
-        #expect(second?.result == "noData" && second?.version == nil)
+        #expect(second?.result == .noData && second?.version == nil)
         // The resource changes: a new version with the new validator.
         try await server.get("/bump")
-        #expect(await coordinator.fetch("page", trigger: .manual)?.result == "newData")
+        #expect(await coordinator.fetch("page", trigger: .manual)?.result == .newData)
         #expect(try state.state(of: "page")?.etag == "\"v2\"")
         let content = try String(contentsOfFile: directory.file("cache/page/latest/content"), encoding: .utf8)
         #expect(content == "etag body 2")
@@ -49,8 +49,8 @@ struct HTTPConditionalTests {
         let directory = try TemporaryDirectory("conditional")
         defer { directory.remove() }
         let coordinator = try coordinator(directory, url: server.url("/lastmod"))
-        #expect(await coordinator.fetch("page", trigger: .manual)?.result == "newData")
-        #expect(await coordinator.fetch("page", trigger: .manual)?.result == "noData")
+        #expect(await coordinator.fetch("page", trigger: .manual)?.result == .newData)
+        #expect(await coordinator.fetch("page", trigger: .manual)?.result == .noData)
         let state = try StateStore(path: directory.file("state/state.sqlite"))
         #expect(try state.state(of: "page")?.lastModified == "Sat, 21 Nov 2026 08:00:00 GMT")
         #expect(try state.state(of: "page")?.etag == nil)
@@ -61,10 +61,10 @@ struct HTTPConditionalTests {
         let directory = try TemporaryDirectory("conditional")
         defer { directory.remove() }
         let coordinator = try coordinator(directory, url: server.url("/etag"))
-        #expect(await coordinator.fetch("page", trigger: .manual)?.result == "newData")
+        #expect(await coordinator.fetch("page", trigger: .manual)?.result == .newData)
         // The snapshot is lost (cache wiped) but the state still has the ETag: fetch it whole again.
         try FileManager.default.removeItem(atPath: directory.file("cache/page"))
-        #expect(await coordinator.fetch("page", trigger: .manual)?.result == "newData")
+        #expect(await coordinator.fetch("page", trigger: .manual)?.result == .newData)
         #expect(FileManager.default.fileExists(atPath: directory.file("cache/page/latest/content")))
     }
 
@@ -74,7 +74,7 @@ struct HTTPConditionalTests {
         defer { directory.remove() }
         let coordinator = try coordinator(directory, url: server.url("/retry"))
         let record = await coordinator.fetch("page", trigger: .manual)
-        #expect(record?.result == "failed" && record?.reason == "HTTP 429")
+        #expect(record?.result.name == "failed" && record?.result.reason == "HTTP 429")
         let state = try StateStore(path: directory.file("state/state.sqlite"))
         let notBefore = try #require(try state.state(of: "page")?.notBefore)
         #expect(abs(notBefore.timeIntervalSinceNow - 120) < 10, "Retry-After: 120 gave \(notBefore)")
@@ -89,7 +89,7 @@ struct HTTPConditionalTests {
             user_agent = "fetchd-test/1"
             accept_encoding = "identity"
             """)
-        #expect(await coordinator.fetch("page", trigger: .manual)?.result == "newData")
+        #expect(await coordinator.fetch("page", trigger: .manual)?.result == .newData)
         let echoed = try String(contentsOfFile: directory.file("cache/page/latest/content"), encoding: .utf8)
         for expected in ["Accept: application/json", "X-Fetchd-Test: yes", "User-Agent: fetchd-test/1",
                          "Accept-Encoding: identity"] {

@@ -42,7 +42,7 @@ struct HTTPLimitsTests {
             in: directory, main: "http_max_transfers = 16\nhttp_max_host_connections = 2",
             handlers: handlers("slow", 8) { "http://127.0.0.1:\(server.port)/slow/\($0)" })
         let records = await coordinator.runDue(trigger: .manual)
-        #expect(records.count == 8 && records.allSatisfy { $0.result == "newData" }, "\(records)")
+        #expect(records.count == 8 && records.allSatisfy { $0.result == .newData }, "\(records)")
         let seen = try await stats(server)
         // Two at a time: never more, and the cap was reached (the test can tell the difference).
         #expect(seen.maxActive["127.0.0.1"] == 2, "\(seen.maxActive)")
@@ -63,7 +63,7 @@ struct HTTPLimitsTests {
             handlers: handlers("slow", 8) { "http://127.0.0.1:\(server.port)/slow/\($0)" }
                 + handlers("fast", 2) { "http://localhost:\(server.port)/fast/\($0)" })
         let records = await coordinator.runDue(trigger: .manual)
-        #expect(records.count == 10 && records.allSatisfy { $0.result == "newData" }, "\(records)")
+        #expect(records.count == 10 && records.allSatisfy { $0.result == .newData }, "\(records)")
         let slow = records.filter { $0.handler.hasPrefix("slow") }
         let fast = records.filter { $0.handler.hasPrefix("fast") }
         // The slow host gets two slots at a time, so its last fetch starts about 4.5 s in; the

@@ -98,7 +98,7 @@ struct PushListenerTests {
             let right = await push(port, "feed", token: Self.feedToken, body: #"{"id":42}"#)
             #expect(right.status == 202 && right.body.contains(#""deferred":false"#) && !right.closed, "\(right)")
             let state = coordinator.state
-            #expect(await waitUntil(timeoutSeconds: 15) { (try? state.history(of: "feed", limit: 1).first?.trigger) == "push" })
+            #expect(await waitUntil(timeoutSeconds: 15) { (try? state.history(of: "feed", limit: 1).first?.trigger) == .push })
             let latest = coordinator.snapshots.latestContentPath(of: "feed")
             let content = try String(contentsOfFile: latest, encoding: .utf8)
             #expect(content == #"{"id":42}"#, "the body reached the handler as FETCHD_PUSH_DATA")

@@ -38,7 +38,7 @@ struct PushTests {
             #expect(!admitted.report.deferred && admitted.report.message == "push accepted: fetching now")
             let immediate = try #require(admitted.immediate)
             let record = await coordinator.fetchJoining("feed", trigger: .push, push: immediate)?.record
-            #expect(record?.result == "newData" && record?.trigger == "push")
+            #expect(record?.result == .newData && record?.trigger == .push)
             #expect(try await content(coordinator, "feed") == "push {\"n\":\(index)}")
         }
         // Two more are coalesced into one fetch when the first push leaves the window.
@@ -59,12 +59,12 @@ struct PushTests {
         async let firstWake = coordinator.runDue(now: due)
         async let secondWake = coordinator.runDue(now: due)
         let records = await firstWake + secondWake
-        #expect(records.map(\.trigger) == ["push"] && records.first?.result == "newData")
+        #expect(records.map(\.trigger) == [.push] && records.first?.result == .newData)
         #expect(try await content(coordinator, "feed") == "push {\"n\":4}")
         #expect(await coordinator.pendingPushes().isEmpty)
         #expect(await coordinator.runDue(now: due.addingTimeInterval(1)).isEmpty)
         let history = try coordinator.state.history(of: "feed", limit: 10)
-        #expect(history.map(\.trigger) == ["push", "push", "push"], "N + 1 pushes: N fetches now, one deferred")
+        #expect(history.map(\.trigger) == [.push, .push, .push], "N + 1 pushes: N fetches now, one deferred")
     }
 
     @Test func aPushWaitsForARunningFetchAndThenFetchesWithItsData() async throws {
@@ -87,7 +87,7 @@ struct PushTests {
         let immediate = try #require(try await coordinator.admitPush("slow", data: "[1,2]").immediate)
         async let pushed = coordinator.fetchJoining("slow", trigger: .push, push: immediate)?.record
         let (first, second) = await (manual, pushed)
-        #expect(first?.trigger == "manual" && second?.trigger == "push" && first?.id != second?.id,
+        #expect(first?.trigger == .manual && second?.trigger == .push && first?.id != second?.id,
                 "a push never joins a fetch that cannot know its data")
         #expect(try await content(coordinator, "slow") == "push [1,2]")
     }

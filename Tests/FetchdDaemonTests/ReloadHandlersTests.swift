@@ -26,7 +26,7 @@ import Testing
         defer { directory.remove() }
         let coordinator = try TestConfig.coordinator(
             in: directory, main: "", handlers: Self.handler("a", writes: "a") + Self.handler("b", writes: "b1"))
-        #expect(await coordinator.fetch("b", trigger: .manual)?.fetchResult == .newData)
+        #expect(await coordinator.fetch("b", trigger: .manual)?.result == .newData)
         let main = try TestConfig.write(in: directory, main: "",
                                         handlers: Self.handler("b", writes: "b2") + Self.handler("c", writes: "c"))
         await coordinator.apply(try ConfigLoader.load(mainFile: main))
@@ -34,7 +34,7 @@ import Testing
         #expect(await coordinator.fetch("a", trigger: .manual) == nil, "a is no longer loaded")
         for (name, text) in [("b", "b2"), ("c", "c")] {
             let record = await coordinator.fetch(name, trigger: .manual)
-            #expect(record?.handler == name && record?.fetchResult == .newData, "\(String(describing: record))")
+            #expect(record?.handler == name && record?.result == .newData, "\(String(describing: record))")
             let content = try String(contentsOfFile: coordinator.snapshots.latestContentPath(of: name), encoding: .utf8)
             #expect(content == text)
         }

@@ -18,8 +18,8 @@ struct ResultCommitterTests {
 
     private static func item(_ handler: String) -> ResultCommitter.Item {
         let now = Date()
-        let fetch = FetchRecord(handler: handler, startedAt: now, finishedAt: now, result: .noData, trigger: .timer)
-        return ResultCommitter.Item(record: StateStore.PendingRecord(fetch), snapshot: nil)
+        let fetch = CompletedFetch(handler: handler, trigger: .timer, startedAt: now, finishedAt: now, result: .noData)
+        return ResultCommitter.Item(fetch: fetch, snapshot: nil)
     }
 
     @Test func aResultThatComesAloneIsWrittenWithoutWaiting() async throws {
@@ -39,7 +39,7 @@ struct ResultCommitterTests {
         defer { directory.remove() }
         let (committer, state) = try Self.committer(in: directory)
         let count = 300
-        let records = await withTaskGroup(of: FetchRecord.self, returning: [FetchRecord].self) { group in
+        let records = await withTaskGroup(of: CompletedFetch.self, returning: [CompletedFetch].self) { group in
             for index in 0..<count {
                 group.addTask { await committer.commit(Self.item("h\(index)")) }
                 if index % 10 == 9 { try? await Task.sleep(for: .microseconds(200)) }  // a steady stream

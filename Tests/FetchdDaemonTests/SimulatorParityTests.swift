@@ -61,7 +61,7 @@ struct SimulatorParityTests {
         let handler = try #require(await coordinator.config.handler(named: "news"))
         let state = coordinator.state
         func fetch(at date: Date) throws {
-            try state.record(FetchRecord(handler: "news", startedAt: date, finishedAt: date, result: .newData, trigger: .usage))
+            try state.record(CompletedFetch(handler: "news", trigger: .usage, startedAt: date, finishedAt: date, result: .newData))
         }
         // As the simulator does: the first fetch at the local midnight before the first use,
         // then whichever comes first, the next use or the planned fetch.

@@ -54,7 +54,7 @@ struct UsagePlanningTests {
         let handler = try #require(await coordinator.config.handler(named: "news"))
         // Never fetched: due at once, like any new handler.
         #expect(await coordinator.plannedFetch(handler)?.reason == "first fetch")
-        #expect(await coordinator.fetch("news", trigger: .manual)?.result == "newData")
+        #expect(await coordinator.fetch("news", trigger: .manual)?.result == .newData)
         // Cold start: a plain interval (24 h / budget), no habit yet.
         #expect(await coordinator.plannedFetch(handler)?.reason.hasPrefix("cold start") == true)
 
@@ -108,6 +108,6 @@ struct UsagePlanningTests {
             in: directory, handlers: Self.clockHandler("planned") + Self.clockHandler("plain", learns: false))
         let records = await coordinator.runDue()
         let triggers = Dictionary(uniqueKeysWithValues: records.map { ($0.handler, $0.trigger) })
-        #expect(triggers == ["planned": "usage", "plain": "timer"])
+        #expect(triggers == ["planned": .usage, "plain": .timer])
     }
 }

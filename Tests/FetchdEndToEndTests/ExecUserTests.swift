@@ -28,7 +28,7 @@ struct ExecUserTests {
 
     private func lastResult(_ daemon: DaemonProcess, _ handler: String) throws -> (String, String?)? {
         let state = try StateStore(path: daemon.directory.file("state/state.sqlite"))
-        return try state.history(of: handler, limit: 1).first.map { ($0.result, $0.reason) }
+        return try state.history(of: handler, limit: 1).first.map { ($0.result.name, $0.result.reason) }
     }
 
     @Test func theProgramRunsAsTheUserAndItsSnapshotIsFetchds() async throws {

@@ -22,8 +22,8 @@ struct PushEndToEndTests {
         """
     }
 
-    private func pushFetches(_ state: StateStore) -> [FetchRecord] {
-        ((try? state.history(of: "feed", limit: 20)) ?? []).filter { $0.trigger == "push" }
+    private func pushFetches(_ state: StateStore) -> [CompletedFetch] {
+        ((try? state.history(of: "feed", limit: 20)) ?? []).filter { $0.trigger == .push }
     }
 
     private func content(_ daemon: DaemonProcess) -> String? {
@@ -106,8 +106,8 @@ struct PushEndToEndTests {
         #expect(accepted.output == "feed: push accepted: fetching now\n", "\(accepted.output)")
         #expect(await waitUntil(timeoutSeconds: 15) { FileManager.default.fileExists(atPath: mark) })
         try await daemon.killAndRestart()
-        #expect(await waitUntil(timeoutSeconds: 20) { pushFetches(state).contains { $0.result == "newData" } },
-                "\(pushFetches(state).map { "\($0.result) \($0.reason ?? "")" })")
+        #expect(await waitUntil(timeoutSeconds: 20) { pushFetches(state).contains { $0.result == .newData } },
+                "\(pushFetches(state).map(\.result.summary))")
         #expect(content(daemon) == "\"kept\"")
         #expect(await waitUntil(timeoutSeconds: 10) { (try? state.pushes.pending().isEmpty) ?? false })
         daemon.stopAndReadLog()

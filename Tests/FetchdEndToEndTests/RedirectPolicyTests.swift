@@ -100,15 +100,15 @@ struct RedirectPolicyTests {
         let state = try StateStore(path: daemon.directory.file("state/state.sqlite"))
         for handler in Self.refused {
             let last = try state.history(of: handler.name, limit: 1).first
-            #expect(last?.result == "failed", "\(handler.name): \(String(describing: last)) \(result.output)")
-            let reason = last?.reason ?? ""
+            #expect(last?.result.name == "failed", "\(handler.name): \(String(describing: last)) \(result.output)")
+            let reason = last?.result.reason ?? ""
             #expect(reason.hasPrefix("forbidden redirect: \(handler.target) leads to "), "\(handler.name): \(reason)")
             #expect(reason.contains("\(handler.reached) address, and the configured URL's host is not one"), "\(handler.name): \(reason)")
             #expect(!FileManager.default.fileExists(atPath: daemon.cachePath + "/\(handler.name)/latest"), "\(handler.name) published")
         }
         for name in ["global-to-global", "private-to-private"] {
             let last = try state.history(of: name, limit: 1).first
-            #expect(last?.result == "newData", "\(name): \(String(describing: last)) \(result.output)")
+            #expect(last?.result == .newData, "\(name): \(String(describing: last)) \(result.output)")
             #expect((try? String(contentsOfFile: daemon.cachePath + "/\(name)/latest/content", encoding: .utf8)) == "internal only\n")
         }
     }

@@ -79,7 +79,7 @@ struct TransferEndToEndTests {
             #expect(request.start >= sizesAtKill[min(index, sizesAtKill.count - 1)], "\(stats.requests) vs \(sizesAtKill)")
         }
         let history = try StateStore(path: daemon.directory.file("state/state.sqlite")).history(of: "big", limit: 10)
-        #expect(history.map(\.result) == ["newData"], "killed runs record nothing; the finished one records newData")
+        #expect(history.map(\.result) == [.newData], "killed runs record nothing; the finished one records newData")
         let (exit, log) = await daemon.stopWithoutBlocking()
         #expect(exit == 0, "\(log)")
     }

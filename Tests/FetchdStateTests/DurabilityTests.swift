@@ -1,4 +1,5 @@
 import FetchdTestSupport
+import FetchdCore
 @testable import FetchdState
 import Testing
 
@@ -11,7 +12,7 @@ import Testing
         let store = try StateStore(path: folder.file("state.sqlite"))
         #expect(try store.writerSynchronous() == 2, "PRAGMA synchronous is not FULL on the writer")
         // And still after the pool has been idle and written again.
-        _ = try store.record(FetchRecord(handler: "a", startedAt: .now, finishedAt: .now, result: .noData, trigger: .timer))
+        _ = try store.record(CompletedFetch(handler: "a", trigger: .timer, startedAt: .now, finishedAt: .now, result: .noData))
         #expect(try store.writerSynchronous() == 2)
     }
 }

@@ -8,10 +8,10 @@ import Testing
 /// The history table clustered by handler: ids still unique and rising, and a database from
 /// before the change upgraded without losing a row or reusing an id.
 struct HistoryLayoutTests {
-    private func fetch(_ handler: String, at seconds: Double) -> FetchRecord {
+    private func fetch(_ handler: String, at seconds: Double) -> CompletedFetch {
         let start = Date(timeIntervalSince1970: 1_800_000_000 + seconds)
-        return FetchRecord(handler: handler, startedAt: start, finishedAt: start.addingTimeInterval(0.1),
-                           result: .noData, trigger: .timer)
+        return CompletedFetch(handler: handler, trigger: .timer, startedAt: start, finishedAt: start.addingTimeInterval(0.1),
+                              result: .noData)
     }
 
     @Test func idsRiseAcrossHandlersBatchesAndReopening() throws {
@@ -21,11 +21,11 @@ struct HistoryLayoutTests {
         var ids: [Int64] = []
         do {
             let store = try StateStore(path: path)
-            ids += try store.record(["b", "a", "c"].map { StateStore.PendingRecord(fetch($0, at: 0)) }).compactMap(\.id)
+            ids += try store.record(["b", "a", "c"].map { fetch($0, at: 0) }).compactMap(\.id)
             ids += [try store.record(fetch("a", at: 60)).id].compactMap { $0 }
         }
         let store = try StateStore(path: path)
-        ids += try store.record(["c", "a"].map { StateStore.PendingRecord(fetch($0, at: 120)) }).compactMap(\.id)
+        ids += try store.record(["c", "a"].map { fetch($0, at: 120) }).compactMap(\.id)
         #expect(ids == [1, 2, 3, 4, 5, 6])
         #expect(try store.history(of: "a", limit: 10).compactMap(\.id) == [6, 4, 2])
     }
@@ -36,7 +36,7 @@ struct HistoryLayoutTests {
         let store = try StateStore(path: directory.file("state.sqlite"))
         for round in 0..<12 {
             let batch = ["fast", "fast", "slow"].prefix(round.isMultiple(of: 4) ? 3 : 2)
-            _ = try store.record(batch.map { StateStore.PendingRecord(fetch($0, at: Double(round))) }, historyLimit: 5)
+            _ = try store.record(batch.map { fetch($0, at: Double(round)) }, historyLimit: 5)
         }
         #expect(try store.history(of: "fast", limit: 100).count == 5)
         #expect(try store.history(of: "slow", limit: 100).map(\.startedAt.timeIntervalSince1970) == [8, 4, 0].map { 1_800_000_000 + $0 })

@@ -6,10 +6,13 @@ import Testing
 
 /// The state database: results recorded durably, state derived correctly, history bounded.
 struct StateStoreTests {
-    private func record(_ handler: String, _ result: FetchResult, at seconds: Double) -> FetchRecord {
+    private func record(_ handler: String, _ result: FetchResult, at seconds: Double,
+                        validators: HTTPValidators? = nil, notBefore: Date? = nil) -> CompletedFetch {
         let start = Date(timeIntervalSince1970: 1_800_000_000 + seconds)
-        return FetchRecord(handler: handler, startedAt: start, finishedAt: start.addingTimeInterval(0.25),
-                           result: result, trigger: .timer, bytes: 10, sha256: "ab", version: "v")
+        var fetch = CompletedFetch(handler: handler, trigger: .timer, startedAt: start, finishedAt: start.addingTimeInterval(0.25),
+                                   result: result, bytes: 10, sha256: "ab", version: "v")
+        (fetch.validators, fetch.notBefore) = (validators, notBefore)
+        return fetch
     }
 
     @Test func recordingUpdatesStateAndHistory() throws {
@@ -25,8 +28,8 @@ struct StateStoreTests {
         #expect(state.newDataUnseen == 1)
         #expect(state.lastSuccessAt == Date(timeIntervalSince1970: 1_800_000_000.25))
         let history = try store.history(of: "news", limit: 10)
-        #expect(history.map(\.result) == ["expired", "failed", "newData"])
-        #expect(history[1].reason == "HTTP 500")
+        #expect(history.map(\.result) == [.expired, .failed(reason: "HTTP 500"), .newData])
+        #expect(history.map(\.trigger) == [.timer, .timer, .timer])
         #expect(history[0].durationMilliseconds == 250)
         try store.record(record("news", .noData, at: 180))
         #expect(try store.state(of: "news")?.consecutiveFailures == 0)
@@ -59,10 +62,10 @@ struct StateStoreTests {
         let store = try StateStore(path: directory.file("state.sqlite"))
         let floor = Date(timeIntervalSince1970: 1_800_000_900.125)
         let stored = try store.record([
-            StateStore.PendingRecord(record("a", .newData, at: 0.123), validators: (etag: "\"e1\"", lastModified: nil)),
-            StateStore.PendingRecord(record("b", .failed(reason: "HTTP 503"), at: 0), notBefore: floor),
+            record("a", .newData, at: 0.123, validators: HTTPValidators(etag: "\"e1\"", lastModified: nil)),
+            record("b", .failed(reason: "HTTP 503"), at: 0, notBefore: floor),
             // No validators: the stored ones stay.
-            StateStore.PendingRecord(record("a", .noData, at: 60)),
+            record("a", .noData, at: 60),
         ])
         #expect(stored.map(\.handler) == ["a", "b", "a"])
         #expect(stored.compactMap(\.id).count == 3)
@@ -82,7 +85,8 @@ struct StateStoreTests {
         let path = directory.file("state.sqlite")
         do {
             let store = try StateStore(path: path)
-            try store.record(record("a", .newData, at: 0), validators: (etag: "\"x1\"", lastModified: "Sat, 21 Nov 2026 08:00:00 GMT"))
+            try store.record(record("a", .newData, at: 0,
+                                    validators: HTTPValidators(etag: "\"x1\"", lastModified: "Sat, 21 Nov 2026 08:00:00 GMT")))
         }
         let reopened = try StateStore(path: path)
         #expect(try reopened.integrityCheck())

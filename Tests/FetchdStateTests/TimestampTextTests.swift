@@ -1,3 +1,4 @@
+import FetchdCore
 @testable import FetchdState
 import Foundation
 import GRDB
@@ -46,8 +47,8 @@ struct TimestampTextTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try StateStore(path: directory.path + "/state.sqlite")
         let start = Date(timeIntervalSince1970: 1_795_163_412.345)
-        let record = FetchRecord(handler: "h", startedAt: start, finishedAt: start.addingTimeInterval(1),
-                                 result: .noData, trigger: .timer)
+        let record = CompletedFetch(handler: "h", trigger: .timer, startedAt: start, finishedAt: start.addingTimeInterval(1),
+                                    result: .noData)
         _ = try store.record(record)
         let read = try #require(try store.history(of: "h", limit: 1).first)
         #expect(abs(read.startedAt.timeIntervalSince(start)) < 0.001)

@@ -59,7 +59,7 @@ public actor FetchCoordinator {
     /// when all have finished. Handlers still running from an earlier wake are skipped.
     /// Returns the records of the fetches it ran.
     @discardableResult
-    public func runDue(trigger: FetchTrigger = .timer, now: Date = Date()) async -> [FetchRecord] {
+    public func runDue(trigger: FetchTrigger = .timer, now: Date = Date()) async -> [CompletedFetch] {
         await runWake(trigger: trigger, now: now, into: []) { $0.append($1) }
     }
 
@@ -71,7 +71,7 @@ public actor FetchCoordinator {
     }
 
     private func runWake<Result: Sendable>(trigger: FetchTrigger, now: Date, into result: Result,
-                                           _ add: @Sendable (inout Result, FetchRecord) -> Void) async -> Result {
+                                           _ add: @Sendable (inout Result, CompletedFetch) -> Void) async -> Result {
         // Chosen in a synchronous step of its own: a local lives to the end of its scope, and
         // this scope ends with the wake, so the lists the choice goes through would stay all
         // wake long.
@@ -118,7 +118,7 @@ public actor FetchCoordinator {
     }
 
     /// Runs `name` now, or joins its fetch if one is running; nil when no such handler is loaded.
-    public func fetch(_ name: String, trigger: FetchTrigger) async -> FetchRecord? {
+    public func fetch(_ name: String, trigger: FetchTrigger) async -> CompletedFetch? {
         await fetchJoining(name, trigger: trigger)?.record
     }
 
@@ -130,7 +130,7 @@ public actor FetchCoordinator {
     /// never joins: it waits for a running fetch to end and fetches again, since the running one
     /// cannot know what the push announced.
     public func fetchJoining(_ name: String, trigger: FetchTrigger,
-                             push: PendingPush? = nil) async -> (record: FetchRecord, joined: Bool)? {
+                             push: PendingPush? = nil) async -> (record: CompletedFetch, joined: Bool)? {
         guard let handler = config.handler(named: name) else { return nil }
         return await fetch(handler, trigger: trigger, state: .unread, deferred: push)
     }
@@ -140,13 +140,15 @@ public actor FetchCoordinator {
     /// A `deferred` push runs as a push fetch with its data, and is finished (removed from the
     /// database) once its result is recorded, before anything else can see it again.
     private func fetch(_ handler: HandlerConfig, trigger: FetchTrigger, state: Lookup<HandlerState>,
-                       deferred: PendingPush? = nil) async -> (record: FetchRecord, joined: Bool) {
+                       deferred: PendingPush? = nil) async -> (record: CompletedFetch, joined: Bool) {
         let name = handler.name
         runtime[name, default: HandlerRuntime()].takenByWake = false  // started: `waiters` covers it from here
         let trigger = deferred == nil ? trigger : .push
         var state = state
         while isRunning(name) {
-            let record = await withCheckedContinuation { runtime[name]?.waiters?.append($0) }
+            let record = await withCheckedContinuation { (waiter: CheckedContinuation<CompletedFetch, Never>) in
+                runtime[name]?.waiters?.append(waiter)
+            }
             if trigger != .push { return (record, true) }
             state = .unread  // the fetch waited for changed it (validators): read it again
         }
@@ -167,8 +169,8 @@ public actor FetchCoordinator {
     /// One fetch of `handler` in the pipeline, then what it changes here: the plan, and for a
     /// transfer paused by its conditions, why it waits.
     private func execute(_ handler: HandlerConfig, trigger: FetchTrigger, state: Lookup<HandlerState>,
-                         pushData: String?) async -> FetchRecord {
-        let record: FetchRecord
+                         pushData: String?) async -> CompletedFetch {
+        let record: CompletedFetch
         if handler.kind == .transfer {
             let run = await pipeline.transfer(handler, trigger: trigger, daemon: config.daemon)
             if let reason = run.pausedBecause { runtime[handler.name]?.deferredReason = reason }

@@ -1,4 +1,4 @@
-import FetchdState
+import FetchdCore
 import Foundation
 
 /// What the coordinator knows of one handler beyond its configuration and its stored state:
@@ -6,7 +6,7 @@ import Foundation
 /// design: all of it is rebuilt from the database, or is about fetches of this process.
 struct HandlerRuntime {
     /// The callers waiting for the running fetch's record; nil while it does not run.
-    var waiters: [CheckedContinuation<FetchRecord, Never>]?
+    var waiters: [CheckedContinuation<CompletedFetch, Never>]?
     /// Taken by a wake and not yet started (it waits for the wake's window of tasks or for a
     /// slot): a wake that begins meanwhile must not take it again, nor count it as overdue.
     /// Without this, a long wake (thousands of due handlers) was joined every half second by

@@ -6,7 +6,11 @@ import FetchdState
 import Foundation
 
 extension FetchPipeline {
-    /// Turns a run's outcome into a result to publish, preparing the snapshot for new data.
+    /// Turns a run's outcome into a result to publish, preparing the snapshot for new data. The
+    /// one place a fetch's result is decided: the handler's completion, or `expired`, or
+    /// `failed` for a snapshot missing, too large or that cannot be written; content identical
+    /// to the latest snapshot is `noData`. Publishing only completes it (its version), or
+    /// fails it when the snapshot cannot be published (`CompletedFetch.notPublished`).
     ///
     /// On the global executor (`@concurrent`): hashing a large snapshot must not hold up the
     /// caller's executor.
@@ -55,15 +59,13 @@ extension FetchPipeline {
                 return item(.failed(reason: "cannot write the snapshot: \(error)"))
             }
             var result = item(.newData, notBefore: notBefore)
-            result.record.validators = Self.validators(in: details)
+            result.fetch.validators = Self.validators(in: details)
             switch prepared {
             case .unchanged(let metadata):
-                result.record.fetch = FetchRecord(
-                    handler: handler.name, startedAt: startedAt, finishedAt: finishedAt, result: .noData,
-                    trigger: trigger, bytes: metadata.bytes, sha256: metadata.sha256)
+                result.fetch.result = .noData
+                (result.fetch.bytes, result.fetch.sha256) = (metadata.bytes, metadata.sha256)
             case .pending(let pending):
-                result.record.fetch.bytes = pending.metadata.bytes
-                result.record.fetch.sha256 = pending.metadata.sha256
+                (result.fetch.bytes, result.fetch.sha256) = (pending.metadata.bytes, pending.metadata.sha256)
                 result.snapshot = pending
             }
             return result
@@ -83,9 +85,10 @@ extension FetchPipeline {
     /// A result without a snapshot.
     static func item(_ handler: HandlerConfig, trigger: FetchTrigger, startedAt: Date, finishedAt: Date = Date(),
                      result: FetchResult, notBefore: Date? = nil) -> ResultCommitter.Item {
-        let fetch = FetchRecord(handler: handler.name, startedAt: startedAt, finishedAt: finishedAt, result: result,
-                                trigger: trigger)
-        return ResultCommitter.Item(record: StateStore.PendingRecord(fetch, notBefore: notBefore), snapshot: nil)
+        var fetch = CompletedFetch(handler: handler.name, trigger: trigger, startedAt: startedAt, finishedAt: finishedAt,
+                                   result: result)
+        fetch.notBefore = notBefore
+        return ResultCommitter.Item(fetch: fetch, snapshot: nil)
     }
 
     /// The earliest next fetch the server asked for, from the completion's details.
@@ -99,10 +102,10 @@ extension FetchPipeline {
 
     /// The HTTP validators a completion reports (present only for content in hand; an empty
     /// value means the server sent none), or nil to keep the stored ones.
-    static func validators(in details: [String: String]) -> (etag: String?, lastModified: String?)? {
+    static func validators(in details: [String: String]) -> HTTPValidators? {
         guard details[HTTPHandler.etagKey] != nil || details[HTTPHandler.lastModifiedKey] != nil else { return nil }
         let etag = details[HTTPHandler.etagKey].flatMap { $0.isEmpty ? nil : $0 }
         let lastModified = details[HTTPHandler.lastModifiedKey].flatMap { $0.isEmpty ? nil : $0 }
-        return (etag, lastModified)
+        return HTTPValidators(etag: etag, lastModified: lastModified)
     }
 }

@@ -13,7 +13,7 @@ extension FetchPipeline {
     /// conditions stopped holding, why (nothing is recorded then: the partial file waits).
     struct TransferRun: Sendable {
         /// The record (a pause's is not stored).
-        var record: FetchRecord
+        var record: CompletedFetch
         /// Set when the transfer paused for unmet conditions.
         var pausedBecause: String?
     }
@@ -26,9 +26,9 @@ extension FetchPipeline {
     func transfer(_ handler: HandlerConfig, trigger: FetchTrigger, daemon: DaemonConfig) async -> TransferRun {
         let name = handler.name
         guard await transfers.slots.acquire() else {
-            return TransferRun(record: FetchRecord(
-                handler: name, startedAt: Date(), finishedAt: Date(),
-                result: .failed(reason: "stopped before it started: fetchd is shutting down"), trigger: trigger))
+            return TransferRun(record: CompletedFetch(
+                handler: name, trigger: trigger, startedAt: Date(), finishedAt: Date(),
+                result: .failed(reason: "stopped before it started: fetchd is shutting down")))
         }
         let startedAt = Date()
         let pause = transfers.board.begin(name)
@@ -51,8 +51,8 @@ extension FetchPipeline {
             logger.info("\(name): transfer paused at \(kept) bytes: \(why); it resumes from there",
                         metadata: ["handler": "\(name)", "result": "paused", "bytes": "\(kept)",
                                    MessageID.metadataKey: "\(MessageID.transferFinished)"])
-            return TransferRun(record: FetchRecord(handler: name, startedAt: startedAt, finishedAt: Date(),
-                                                   result: .failed(reason: "paused at \(kept) bytes: \(why)"), trigger: trigger),
+            return TransferRun(record: CompletedFetch(handler: name, trigger: trigger, startedAt: startedAt, finishedAt: Date(),
+                                                      result: .failed(reason: "paused at \(kept) bytes: \(why)")),
                                pausedBecause: pause.reason)
         case .notModified(let details):
             item = await settle(handler, outcome: .init(completion: .noData(details: details)), outputPath: files.partial,

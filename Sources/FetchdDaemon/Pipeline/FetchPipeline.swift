@@ -73,7 +73,7 @@ final class FetchPipeline: Sendable {
     /// stored state when the caller has it at hand (`.read(nil)`: never fetched).
     @concurrent
     func fetch(_ handler: HandlerConfig, trigger: FetchTrigger, state: Lookup<HandlerState>, pushData: String?,
-               daemon: DaemonConfig) async -> FetchRecord {
+               daemon: DaemonConfig) async -> CompletedFetch {
         let item = await run(handler, trigger: trigger, state: state, pushData: pushData, daemon: daemon)
         return await committer.commit(item)
     }

@@ -20,14 +20,14 @@ import Synchronization
 final class ResultCommitter: Sendable {
     /// One result to make durable.
     struct Item: Sendable {
-        /// The result row and the state changes it brings.
-        var record: StateStore.PendingRecord
+        /// The result, with the state changes it brings (validators, the server's floor).
+        var fetch: CompletedFetch
         /// New content to publish before the result is recorded.
         var snapshot: PendingVersion?
     }
 
     private struct Waiting {
-        var items: [(Item, CheckedContinuation<FetchRecord, Never>)] = []
+        var items: [(Item, CheckedContinuation<CompletedFetch, Never>)] = []
         var draining = false
         /// When the last batch was written.
         var lastWritten: ContinuousClock.Instant?
@@ -56,7 +56,7 @@ final class ResultCommitter: Sendable {
     /// Results the database refused (a full disk, an I/O error): logged already, and written
     /// before the next batch, so that history has them once the disk has room again. Bounded: a
     /// database that never comes back must not grow the daemon without end.
-    private let unrecorded = Mutex<[StateStore.PendingRecord]>([])
+    private let unrecorded = Mutex<[CompletedFetch]>([])
     static let unrecordedLimit = 10_000
     /// Default QoS, not `.utility`: libdispatch renices a utility thread, and lowering its nice
     /// again when the thread takes default work needs RLIMIT_NICE (the unit's LimitNICE=).
@@ -68,9 +68,9 @@ final class ResultCommitter: Sendable {
         self.logger = logger
     }
 
-    /// Makes `item` durable (with whatever else is waiting) and returns the stored record.
-    /// A snapshot that cannot be written turns the result into `failed` with the reason.
-    func commit(_ item: Item) async -> FetchRecord {
+    /// Makes `item` durable (with whatever else is waiting) and returns it as stored. A snapshot
+    /// that cannot be written turns the result into `failed` (`CompletedFetch.notPublished`).
+    func commit(_ item: Item) async -> CompletedFetch {
         await withCheckedContinuation { continuation in
             let start = waiting.withLock { waiting in
                 waiting.items.append((item, continuation))
@@ -120,8 +120,8 @@ final class ResultCommitter: Sendable {
     var batchCounts: (written: Int, lingered: Int) { waiting.withLock { ($0.batches, $0.lingered) } }
 
     /// Publishes the batch's snapshots, then records every result in one transaction.
-    private func write(_ items: [Item]) -> [FetchRecord] {
-        var pendingRecords = items.map(\.record)
+    private func write(_ items: [Item]) -> [CompletedFetch] {
+        var pendingRecords = items.map(\.fetch)
         let withSnapshot = items.indices.filter { items[$0].snapshot != nil }
         let batch = snapshots.commit(withSnapshot.compactMap { items[$0].snapshot })
         if let unflushed = batch.unflushed {
@@ -130,15 +130,9 @@ final class ResultCommitter: Sendable {
         for (index, outcome) in zip(withSnapshot, batch.results) {
             switch outcome {
             case .success(let metadata):
-                pendingRecords[index].fetch.version = metadata.version
+                pendingRecords[index].version = metadata.version
             case .failure(let error):
-                var fetch = pendingRecords[index].fetch
-                let failure = FetchResult.failed(reason: "cannot write the snapshot: \(error)")
-                fetch.result = failure.name
-                fetch.reason = failure.reason
-                (fetch.version, fetch.bytes, fetch.sha256) = (nil, nil, nil)
-                // The validators belong to content that was not kept.
-                pendingRecords[index] = StateStore.PendingRecord(fetch, validators: nil, notBefore: pendingRecords[index].notBefore)
+                pendingRecords[index] = pendingRecords[index].notPublished("\(error)")
             }
         }
         do {
@@ -150,7 +144,7 @@ final class ResultCommitter: Sendable {
                 let earlier = unrecorded.withLock { $0.count }
                 logger.error("cannot record \(earlier + pendingRecords.count) result(s) in \(state.path): \(error)")
                 unrecorded.withLock { $0.removeAll() }
-                return pendingRecords.map(\.fetch)
+                return pendingRecords
             }
             logger.error("""
                 cannot record \(pendingRecords.count) result(s) in \(state.path): \(error); \
@@ -160,13 +154,13 @@ final class ResultCommitter: Sendable {
                 kept.append(contentsOf: pendingRecords)
                 if kept.count > Self.unrecordedLimit { kept.removeFirst(kept.count - Self.unrecordedLimit) }
             }
-            return pendingRecords.map(\.fetch)
+            return pendingRecords
         }
     }
 
     /// Records `records` after the results the database refused earlier, in one transaction,
     /// and forgets those once they are in. Returns the stored `records`.
-    private func recordAfterEarlier(_ records: [StateStore.PendingRecord]) throws -> [FetchRecord] {
+    private func recordAfterEarlier(_ records: [CompletedFetch]) throws -> [CompletedFetch] {
         let earlier = unrecorded.withLock { $0 }
         let stored = try recordRetrying(earlier + records)
         if !earlier.isEmpty {
@@ -183,7 +177,7 @@ final class ResultCommitter: Sendable {
 
     /// `state.record`, tried again after each of `retryPausesMicroseconds` while it fails for a
     /// transient reason (SQLite rolled the failed transaction back: a new attempt starts clean).
-    private func recordRetrying(_ records: [StateStore.PendingRecord]) throws -> [FetchRecord] {
+    private func recordRetrying(_ records: [CompletedFetch]) throws -> [CompletedFetch] {
         var pauses = Self.retryPausesMicroseconds[...]
         while true {
             do {
@@ -211,7 +205,7 @@ final class ResultCommitter: Sendable {
             _ = try recordAfterEarlier([])
             return 0
         } catch {
-            let names = earlier.map(\.fetch.handler).joined(separator: ", ")
+            let names = earlier.map(\.handler).joined(separator: ", ")
             logger.error("""
                 \(earlier.count) result(s) were logged but could not be recorded in \(state.path) and are lost: \
                 \(names) (\(error)); check the disk (space, I/O errors in the kernel log)

@@ -13,5 +13,5 @@ struct FetchJob: Sendable {
     var push: PendingPush? = nil
     /// Called when the fetch has finished (nil when nobody waits) with its record (nil when it
     /// did not run) and whether that is the record of a fetch that was already running.
-    let onFinish: (@Sendable (_ record: FetchRecord?, _ joined: Bool) -> Void)?
+    let onFinish: (@Sendable (_ record: CompletedFetch?, _ joined: Bool) -> Void)?
 }

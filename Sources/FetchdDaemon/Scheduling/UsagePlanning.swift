@@ -32,7 +32,7 @@ struct UsagePlanning: Sendable {
     /// `fetchctl simulate` (`Simulator`) decides as this does.
     func decide(_ handler: HandlerConfig, now: Date) -> (decision: FetchPlanner.Decision, floor: Date) {
         let inputs = inputs(of: handler, now: now)
-        let results = ((try? state.history(of: handler.name, limit: 10)) ?? []).compactMap(\.fetchResult)
+        let results = ((try? state.history(of: handler.name, limit: 10)) ?? []).map(\.result)
         var feedback = FetchPlanner.Feedback(resultsNewestFirst: results)
         let trackSince = TrackRecord.start(now: now)
         feedback.freshFetches = (try? state.freshFetches(of: handler.name, since: trackSince)) ?? []

@@ -1,5 +1,5 @@
 import FetchdConfig
-import FetchdState
+import FetchdCore
 
 /// The order a wake starts its due handlers in, and the window of tasks it runs them with.
 enum WakeQueue {
@@ -8,9 +8,9 @@ enum WakeQueue {
     /// Off the coordinator: the window's bookkeeping (a finished fetch, the next one added)
     /// would otherwise queue for the actor once per fetch, behind the fetches' own work on it.
     static func run<Item: Sendable, Result: Sendable>(_ items: [Item], width: Int, into result: Result,
-                                                      _ add: @Sendable (inout Result, FetchRecord) -> Void,
-                                                      _ body: @escaping @Sendable (Item) async -> FetchRecord) async -> Result {
-        await withTaskGroup(of: FetchRecord.self) { group in
+                                                      _ add: @Sendable (inout Result, CompletedFetch) -> Void,
+                                                      _ body: @escaping @Sendable (Item) async -> CompletedFetch) async -> Result {
+        await withTaskGroup(of: CompletedFetch.self) { group in
             var next = items.makeIterator()
             for _ in 0..<width {
                 guard let item = next.next() else { break }

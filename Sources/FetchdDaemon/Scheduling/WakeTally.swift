@@ -1,5 +1,4 @@
 import FetchdCore
-import FetchdState
 
 /// How many fetches a wake ran and how they ended: what the scheduler and `fetchd --once` need
 /// of a wake, without its records (in a wake of 10,000 the records alone were 3 MB; each one
@@ -19,9 +18,9 @@ public struct WakeTally: Sendable, Equatable {
     public var noData: Int { fetches - newData - failures }
 
     /// Counts one finished fetch.
-    public mutating func add(_ record: FetchRecord) {
+    public mutating func add(_ record: CompletedFetch) {
         fetches += 1
-        if record.fetchResult == .newData { newData += 1 }
-        if record.fetchResult?.isFailure ?? true { failures += 1 }  // an unreadable result too
+        if record.result == .newData { newData += 1 }
+        if record.result.isFailure { failures += 1 }
     }
 }

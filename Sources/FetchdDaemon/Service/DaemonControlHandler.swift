@@ -84,12 +84,12 @@ struct DaemonControlHandler: ControlRequestHandler {
         }
         // Whether it joined a running fetch is known only when the queued fetch comes to start (a
         // timer fetch may have begun meanwhile): the coordinator says, with the record.
-        let (record, joined): (FetchRecord?, Bool) = await withCheckedContinuation { continuation in
+        let (record, joined): (CompletedFetch?, Bool) = await withCheckedContinuation { continuation in
             clock.submit(FetchJob(handler: name, trigger: .manual, onFinish: { continuation.resume(returning: ($0, $1)) }))
         }
         guard let record else { return .failure(.shuttingDown, "fetchd is shutting down; the fetch did not run") }
         return ControlResponse(fetch: FetchReport(
-            handler: name, result: record.result, reason: record.reason,
+            handler: name, result: record.result.name, reason: record.result.reason,
             durationMilliseconds: record.durationMilliseconds,
             snapshotPath: coordinator.publishedSnapshot(of: name), joinedRunning: joined))
     }
@@ -100,8 +100,8 @@ struct DaemonControlHandler: ControlRequestHandler {
         let records = (try? coordinator.state.history(of: name, limit: limit)) ?? []
         if records.isEmpty, await !coordinator.isLoaded(name) { return nil }
         return records.map {
-            HistoryEntry(startedAt: $0.startedAt, durationMilliseconds: $0.durationMilliseconds, result: $0.result,
-                         reason: $0.reason, trigger: $0.trigger, bytes: $0.bytes, version: $0.version)
+            HistoryEntry(startedAt: $0.startedAt, durationMilliseconds: $0.durationMilliseconds, result: $0.result.name,
+                         reason: $0.result.reason, trigger: $0.trigger.rawValue, bytes: $0.bytes, version: $0.version)
         }
     }
 }
