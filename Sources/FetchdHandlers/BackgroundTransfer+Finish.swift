@@ -58,7 +58,7 @@ extension BackgroundTransfer {
         let hashed: FollowingHasher.Digest
         switch digest {
         case .failure(let error):
-            return .finished(.failed(reason: "cannot read the downloaded file to verify it: \(error)", details: [:],
+            return .finished(.failed(reason: "cannot read the downloaded file to verify it: \(error)", answer: nil,
                                      keptBytes: onDisk))
         case .success(nil):
             return .finished(.interrupted(keptBytes: onDisk))
@@ -69,17 +69,17 @@ extension BackgroundTransfer {
             // The file changed behind the hasher (not by fetchd): its bytes cannot be trusted.
             discard(files)
             return .finished(.failed(reason: "the partial file changed while it was verified; starting afresh",
-                                     details: [:], keptBytes: 0))
+                                     answer: nil, keptBytes: 0))
         }
         let total = response?.totalBytes ?? saved?.totalBytes
         if let total, total != onDisk, response?.status != 416 {
             return .finished(.failed(reason: "incomplete: \(onDisk) of \(total) bytes; it resumes from there",
-                                     details: [:], keptBytes: onDisk))
+                                     answer: nil, keptBytes: onDisk))
         }
         if let expected = expectedSHA256, expected != hashed.hex {
             discard(files)
             return .finished(.failed(reason: "checksum mismatch: the file's SHA-256 is \(hashed.hex), expected \(expected); the download starts afresh next time",
-                                     details: [:], keptBytes: 0))
+                                     answer: nil, keptBytes: 0))
         }
         var details = ["request_url": url, "resumed_from": String(offset)]
         if let response {
@@ -88,14 +88,14 @@ extension BackgroundTransfer {
             if let version = response.httpVersion { details["http_version"] = version }
             details["download_ms"] = String(response.totalMilliseconds)
             details["downloaded_bytes"] = String(response.bodyOffset == nil ? 0 : onDisk - (response.bodyOffset ?? 0))
-            // The validators of the file now in hand, for the next transfer's conditional request.
-            details[HTTPHandler.etagKey] = response.headers["etag"] ?? ""
-            details[HTTPHandler.lastModifiedKey] = response.headers["last-modified"] ?? ""
         } else {
             details["downloaded_bytes"] = "0"
         }
         let contentType = response?.contentType ?? saved?.contentType
-        return .finished(.complete(Completed(sha256: hashed.hex, bytes: onDisk, contentType: contentType, details: details)))
+        // The validators of the file now in hand, for the next transfer's conditional request.
+        let answer = response.map { ServerAnswer(validators: ServerAnswer.validators(in: $0.headers)) }
+        return .finished(.complete(Completed(sha256: hashed.hex, bytes: onDisk, contentType: contentType, details: details,
+                                             answer: answer)))
     }
 
     /// A transfer that libcurl ended: kept for the next run unless its bytes are useless.
@@ -107,13 +107,13 @@ extension BackgroundTransfer {
             return .startAfresh
         case .tooLarge, .forbiddenScheme, .forbiddenRedirect, .tooManyRedirects:
             discard(files)
-            return .finished(.failed(reason: error.description, details: [:], keptBytes: 0))
+            return .finished(.failed(reason: error.description, answer: nil, keptBytes: 0))
         default:
             let kept = progress.bytesOnDisk
             let total = progress.totalBytes.map { " of \($0)" } ?? ""
             let reason = kept > 0 ? "\(error.description) (interrupted at \(kept)\(total) bytes; it resumes from there)"
                 : error.description
-            return .finished(.failed(reason: reason, details: [:], keptBytes: kept))
+            return .finished(.failed(reason: reason, answer: nil, keptBytes: kept))
         }
     }
 

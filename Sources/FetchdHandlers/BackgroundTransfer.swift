@@ -40,6 +40,8 @@ public struct BackgroundTransfer: Sendable {
         public var contentType: String?
         /// For the snapshot's metadata: status, URLs, where it resumed, bytes this run.
         public var details: [String: String]
+        /// The validators of the file now in hand (nil when it was verified without a response).
+        public var answer: ServerAnswer?
     }
 
     /// How a run ended.
@@ -47,8 +49,8 @@ public struct BackgroundTransfer: Sendable {
         /// The whole file is downloaded and verified.
         case complete(Completed)
         /// It failed; `keptBytes` of the partial file are kept for the next run (0: it starts
-        /// afresh). `details` may carry the server's Retry-After (`ServerHints.delayKey`).
-        case failed(reason: String, details: [String: String], keptBytes: Int)
+        /// afresh). `answer` carries the server's Retry-After, when it sent one.
+        case failed(reason: String, answer: ServerAnswer?, keptBytes: Int)
         /// Stopped from outside (pause, shutdown); the partial file is kept.
         case interrupted(keptBytes: Int)
         /// The server said the resource has not changed since the snapshot in hand (304).
@@ -76,8 +78,8 @@ public struct BackgroundTransfer: Sendable {
     /// The client whose multi handle runs the download.
     public var client: HTTPClient
     /// Validators of the snapshot in hand, sent when a transfer starts from byte 0 so an
-    /// unchanged resource is not downloaded again (`HTTPHandler.etagKey`, `lastModifiedKey`).
-    public var currentValidators: [String: String] = [:]
+    /// unchanged resource is not downloaded again.
+    public var currentValidators: HTTPValidators?
 
     /// Creates a transfer of `url`.
     public init(url: String, maxBytes: Int, client: HTTPClient) {
@@ -96,7 +98,7 @@ public struct BackgroundTransfer: Sendable {
             }
         }
         return .failed(reason: "the server's byte ranges did not continue the download twice in a row",
-                       details: [:], keptBytes: 0)
+                       answer: nil, keptBytes: 0)
     }
 
     /// Removes the partial file and its record: the next run starts from byte 0.
@@ -122,7 +124,7 @@ public struct BackgroundTransfer: Sendable {
         let fd = open(files.partial, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else {
             return .finished(.failed(reason: "cannot create \(files.partial): \(String(cString: strerror(errno)))",
-                                     details: [:], keptBytes: 0))
+                                     answer: nil, keptBytes: 0))
         }
         close(fd)
         let startedAt = (offset > 0 ? saved?.startedAt : nil) ?? Date()
@@ -155,8 +157,8 @@ public struct BackgroundTransfer: Sendable {
             ? min(Defaults.transferReceiveBufferBytes, max(1024, maxBytesPerSecond / 400))
             : Defaults.transferReceiveBufferBytes
         if offset == 0 {
-            request.ifNoneMatch = currentValidators[HTTPHandler.etagKey]
-            request.ifModifiedSince = currentValidators[HTTPHandler.lastModifiedKey]
+            request.ifNoneMatch = currentValidators?.etag
+            request.ifModifiedSince = currentValidators?.lastModified
         }
         let (outcome, digest) = await hash(files, progress: progress) { [client, request] in
             do throws(HTTPFailure) { return .success(try await client.fetch(request)) } catch { return .failure(error) }
@@ -182,14 +184,11 @@ public struct BackgroundTransfer: Sendable {
         case 416:
             return .startAfresh
         default:
-            var details = ["status": String(response.status)]
-            if let delay = ServerHints.delaySeconds(status: response.status, headers: response.headers) {
-                details[ServerHints.delayKey] = String(delay)
-            }
             // Busy or failing servers get another try later; other errors mean the resource is gone.
             let transient = [408, 425, 429].contains(response.status) || response.status >= 500
             if !transient { discard(files) }
-            return .finished(.failed(reason: "HTTP \(response.status)", details: details,
+            return .finished(.failed(reason: "HTTP \(response.status)",
+                                     answer: ServerAnswer(status: response.status, headers: response.headers),
                                      keptBytes: transient ? progress.bytesOnDisk : 0))
         }
     }

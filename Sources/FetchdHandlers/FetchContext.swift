@@ -22,8 +22,8 @@ public final class FetchContext: Sendable {
     public let wallDeadline: Date
     /// The deadline on the monotonic clock; this is what is enforced.
     public let deadline: ContinuousClock.Instant
-    /// Handler-specific state kept between fetches (e.g. HTTP validators).
-    public let previousValidators: [String: String]
+    /// The HTTP validators stored with the latest snapshot, for a conditional request.
+    public let previousValidators: HTTPValidators?
     /// For a push wake (`trigger == .push`): the push's data, a JSON text of at most
     /// `Defaults.pushDataMaxBytes` bytes (`FETCHD_PUSH_DATA`), when it carried any.
     public let pushData: String?
@@ -46,6 +46,7 @@ public final class FetchContext: Sendable {
     private struct Shared {
         var completion: HandlerCompletion?
         var contentDigest: ContentDigest?
+        var serverAnswer: ServerAnswer?
         var expired = false
         var lateCompletions = 0
         var expirationHandlers: [@Sendable () -> Void] = []
@@ -56,7 +57,7 @@ public final class FetchContext: Sendable {
 
     /// Creates a context; the runner does this.
     public init(handlerName: String, trigger: FetchTrigger, outputPath: String, previousSnapshotPath: String?,
-                deadline: ContinuousClock.Instant, wallDeadline: Date, previousValidators: [String: String] = [:],
+                deadline: ContinuousClock.Instant, wallDeadline: Date, previousValidators: HTTPValidators? = nil,
                 pushData: String? = nil, userOutputPath: String? = nil) {
         self.handlerName = handlerName
         self.trigger = trigger
@@ -104,6 +105,12 @@ public final class FetchContext: Sendable {
         shared.withLock { $0.contentDigest = digest }
     }
 
+    /// Reports what the server said beside the content (its validators, the delay it asks for;
+    /// call before `complete`). Only for handlers inside fetchd.
+    public func reportServerAnswer(_ answer: ServerAnswer) {
+        shared.withLock { $0.serverAnswer = answer }
+    }
+
     /// Registers a callback run once when the deadline passes without a completion (iOS's
     /// expiration handler). Registered after expiry, it runs at once.
     public func onExpiration(_ body: @escaping @Sendable () -> Void) {
@@ -122,6 +129,9 @@ public final class FetchContext: Sendable {
 
     /// What `reportContentDigest` said, if anything.
     var contentDigest: ContentDigest? { shared.withLock { $0.contentDigest } }
+
+    /// What `reportServerAnswer` said, if anything.
+    var serverAnswer: ServerAnswer? { shared.withLock { $0.serverAnswer } }
 
     /// How many completions were ignored (second or late calls).
     var ignoredCompletions: Int { shared.withLock { $0.lateCompletions } }

@@ -22,15 +22,19 @@ public struct FetchRunner: Sendable {
         public var ignoredCompletions: Int
         /// The digest of the content written, when the handler hashed it while writing.
         public var contentDigest: FetchContext.ContentDigest?
+        /// What the server said beside the content, for an http fetch.
+        public var serverAnswer: ServerAnswer?
 
         /// Creates an outcome (the runner does; so does a caller settling a result it got another way).
         public init(completion: HandlerCompletion?, expired: Bool = false, interrupted: Bool = false,
-                    ignoredCompletions: Int = 0, contentDigest: FetchContext.ContentDigest? = nil) {
+                    ignoredCompletions: Int = 0, contentDigest: FetchContext.ContentDigest? = nil,
+                    serverAnswer: ServerAnswer? = nil) {
             self.completion = completion
             self.expired = expired
             self.interrupted = interrupted
             self.ignoredCompletions = ignoredCompletions
             self.contentDigest = contentDigest
+            self.serverAnswer = serverAnswer
         }
 
         /// What a finished run of `context` came to: no completion is `expired`, unless the run
@@ -38,7 +42,7 @@ public struct FetchRunner: Sendable {
         init(of context: FetchContext, interrupted: Bool) {
             self.init(completion: context.completion, expired: context.completion == nil && !interrupted,
                       interrupted: interrupted, ignoredCompletions: context.ignoredCompletions,
-                      contentDigest: context.contentDigest)
+                      contentDigest: context.contentDigest, serverAnswer: context.serverAnswer)
         }
     }
 

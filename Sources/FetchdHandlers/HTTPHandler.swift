@@ -32,11 +32,6 @@ public struct HTTPHandler: FetchHandler {
     /// which timer fires first. Tests set it far out to tell the two apart.
     public var backstopMilliseconds = 1000
 
-    /// The keys under which validators travel in `FetchContext.previousValidators` and in the
-    /// completion's details: the state database keeps them between fetches.
-    public static let etagKey = "etag"
-    /// See `etagKey`.
-    public static let lastModifiedKey = "last_modified"
 
     /// Creates an HTTP handler.
     public init(url: String, maxBytes: Int, allowFileURLs: Bool, client: HTTPClient = .shared) {
@@ -64,8 +59,8 @@ public struct HTTPHandler: FetchHandler {
         request.hashBody = true
         // Conditional only when there is content to keep: a 304 without a snapshot would leave none.
         if context.previousSnapshotPath != nil {
-            request.ifNoneMatch = context.previousValidators[Self.etagKey]
-            request.ifModifiedSince = context.previousValidators[Self.lastModifiedKey]
+            request.ifNoneMatch = context.previousValidators?.etag
+            request.ifModifiedSince = context.previousValidators?.lastModified
         }
         // At the deadline the runner expires the context, which ends the transfer (before or
         // after it is submitted); the handler then returns at once with nothing to report.
@@ -74,24 +69,18 @@ public struct HTTPHandler: FetchHandler {
         do {
             let response = try await client.fetch(request, stopper: stopper)
             guard !context.isExpired else { return }
-            // Sized for what a response adds, twelve at most (status, two URLs, version, five
-            // phases, two validators, a server hint): growing the dictionary entry by entry
-            // rehashed it three times, and more room than that stays in every handler's cached
-            // metadata (SnapshotStore's latest; 16 here kept 11 MB more in a wake of 10,000).
+            // Sized for the snapshot's details, twelve at most (status, two URLs, version, five
+            // phases here; two validators and a server hint added when settled): growing the
+            // dictionary entry by entry rehashed it three times, and more room than that stays in
+            // every handler's cached metadata (SnapshotStore's latest; 16 here kept 11 MB more in
+            // a wake of 10,000).
             var details: [String: String] = Dictionary(minimumCapacity: 12)
             details["status"] = String(response.status)
             details["request_url"] = url
             details["final_url"] = response.effectiveURL
             if let version = response.httpVersion { details["http_version"] = version }
             for (phase, milliseconds) in response.timings { details["\(phase)_ms"] = String(milliseconds) }
-            if let delay = ServerHints.delaySeconds(status: response.status, headers: response.headers) {
-                details[ServerHints.delayKey] = String(delay)
-            }
-            if (200..<300).contains(response.status) {
-                // The validators of the content now in hand; absent ones clear stale ones.
-                details[Self.etagKey] = response.headers["etag"] ?? ""
-                details[Self.lastModifiedKey] = response.headers["last-modified"] ?? ""
-            }
+            context.reportServerAnswer(ServerAnswer(status: response.status, headers: response.headers))
             switch response.status {
             case 200..<300:
                 if let digest = response.bodySHA256 {

@@ -5,8 +5,6 @@ import Foundation
 /// `Cache-Control: max-age` or `Expires` on fresh content. The scheduler takes it as a floor on
 /// the next fetch (unless the handler sets `honor_server_hints = false`).
 public enum ServerHints {
-    /// The details key carrying the delay, in seconds.
-    public static let delayKey = "server_delay_s"
     /// The longest delay honoured: a misconfigured server cannot silence a handler for longer.
     public static let maximumSeconds = 7.0 * 86_400
 

@@ -106,13 +106,13 @@ struct BackgroundTransferTests {
         let kept = 700_000
         try leavePartial(of: "a.bin", bytes: kept)
         try await server.control("fail/1")
-        guard case .failed(let reason, let details, let keptBytes) = await transfer().run(files: files) else {
+        guard case .failed(let reason, let answer, let keptBytes) = await transfer().run(files: files) else {
             Issue.record("a 503 must fail the run")
             return
         }
         #expect(reason == "HTTP 503")
         #expect(keptBytes == kept)
-        #expect(details[ServerHints.delayKey] != nil, "Retry-After is passed on")
+        #expect(answer?.delaySeconds != nil, "Retry-After is passed on")
         let onDisk = try Data(contentsOf: URL(fileURLWithPath: files.partial))
         #expect(onDisk == (try Data(contentsOf: URL(fileURLWithPath: folder.file("a.bin")))).prefix(kept))
         // The next run resumes where the file ends.

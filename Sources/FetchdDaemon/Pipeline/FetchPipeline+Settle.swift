@@ -27,7 +27,8 @@ extension FetchPipeline {
             snapshots.staging.discard(stagedFile: outputPath)
             return item(outcome.interrupted ? .failed(reason: "stopped: fetchd is shutting down") : .expired)
         }
-        let notBefore = Self.serverFloor(in: completion, finishedAt: finishedAt)
+        let answer = outcome.serverAnswer
+        let notBefore = answer?.delaySeconds.map { finishedAt.addingTimeInterval($0) }
         switch completion {
         case .noData:
             snapshots.staging.discard(stagedFile: outputPath)
@@ -35,7 +36,7 @@ extension FetchPipeline {
         case .failed(let reason, _):
             snapshots.staging.discard(stagedFile: outputPath)
             return item(.failed(reason: reason), notBefore: notBefore)
-        case .newData(let contentType, let details):
+        case .newData(let contentType, var details):
             var info = stat()
             guard lstat(outputPath, &info) == 0 else {
                 snapshots.staging.discard(stagedFile: outputPath)  // its staging folder
@@ -45,6 +46,7 @@ extension FetchPipeline {
                 snapshots.staging.discard(stagedFile: outputPath)
                 return item(.failed(reason: "too large: the snapshot is \(info.st_size) bytes, over max_bytes (\(handler.maxBytes))"))
             }
+            if let answer { details.merge(answer.metadataDetails) { _, server in server } }
             let template = SnapshotMetadata(
                 handler: handler.name, fetchedAt: finishedAt,
                 durationMilliseconds: Int(finishedAt.timeIntervalSince(startedAt) * 1000),
@@ -59,7 +61,7 @@ extension FetchPipeline {
                 return item(.failed(reason: "cannot write the snapshot: \(error)"))
             }
             var result = item(.newData, notBefore: notBefore)
-            result.fetch.validators = Self.validators(in: details)
+            result.fetch.validators = answer?.validators
             switch prepared {
             case .unchanged(let metadata):
                 result.fetch.result = .noData
@@ -89,23 +91,5 @@ extension FetchPipeline {
                                    result: result)
         fetch.notBefore = notBefore
         return ResultCommitter.Item(fetch: fetch, snapshot: nil)
-    }
-
-    /// The earliest next fetch the server asked for, from the completion's details.
-    static func serverFloor(in completion: HandlerCompletion, finishedAt: Date) -> Date? {
-        let details: [String: String]
-        switch completion {
-        case .newData(_, let all), .noData(let all), .failed(_, let all): details = all
-        }
-        return details[ServerHints.delayKey].flatMap(Double.init).map { finishedAt.addingTimeInterval($0) }
-    }
-
-    /// The HTTP validators a completion reports (present only for content in hand; an empty
-    /// value means the server sent none), or nil to keep the stored ones.
-    static func validators(in details: [String: String]) -> HTTPValidators? {
-        guard details[HTTPHandler.etagKey] != nil || details[HTTPHandler.lastModifiedKey] != nil else { return nil }
-        let etag = details[HTTPHandler.etagKey].flatMap { $0.isEmpty ? nil : $0 }
-        let lastModified = details[HTTPHandler.lastModifiedKey].flatMap { $0.isEmpty ? nil : $0 }
-        return HTTPValidators(etag: etag, lastModified: lastModified)
     }
 }

@@ -40,7 +40,7 @@ extension FetchPipeline {
             outcome = await TransferLane.download(transfer, files: files, pause: pause, board: transfers.board, name: name)
         } catch {
             files = BackgroundTransfer.Files(directory: "")
-            outcome = .failed(reason: "cannot prepare the transfer folder: \(error)", details: [:], keptBytes: 0)
+            outcome = .failed(reason: "cannot prepare the transfer folder: \(error)", answer: nil, keptBytes: 0)
         }
         transfers.board.end(name)
         let item: ResultCommitter.Item
@@ -57,12 +57,13 @@ extension FetchPipeline {
         case .notModified(let details):
             item = await settle(handler, outcome: .init(completion: .noData(details: details)), outputPath: files.partial,
                                 trigger: trigger, startedAt: startedAt)
-        case .failed(let reason, let details, _):
-            item = await settle(handler, outcome: .init(completion: .failed(reason: reason, details: details)),
+        case .failed(let reason, let answer, _):
+            item = await settle(handler, outcome: .init(completion: .failed(reason: reason), serverAnswer: answer),
                                 outputPath: "", trigger: trigger, startedAt: startedAt)
         case .complete(let done):
             item = await settle(
-                handler, outcome: .init(completion: .newData(contentType: done.contentType, details: done.details)),
+                handler, outcome: .init(completion: .newData(contentType: done.contentType, details: done.details),
+                                        serverAnswer: done.answer),
                 outputPath: files.partial, trigger: trigger, startedAt: startedAt, knownDigest: (done.sha256, done.bytes))
         }
         let record = await committer.commit(item)

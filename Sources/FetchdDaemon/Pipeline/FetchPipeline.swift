@@ -131,16 +131,13 @@ final class FetchPipeline: Sendable {
     /// The HTTP validators to send for `handler`: those stored with its latest snapshot, while
     /// that snapshot is of the same URL (after the URL changes they mean nothing).
     func validators(of handler: HandlerConfig, current: Lookup<String> = .unread,
-                    state known: Lookup<HandlerState> = .unread) -> [String: String] {
-        guard handler.kind != .exec else { return [:] }
+                    state known: Lookup<HandlerState> = .unread) -> HTTPValidators? {
+        guard handler.kind != .exec else { return nil }
         let latest = current.value(orRead: { snapshots.currentVersion(of: handler.name) }).flatMap {
             snapshots.known(of: handler.name, version: $0)
         }
         guard latest?.requestURL == handler.url,
-              let saved = known.value(orRead: { (try? state.state(of: handler.name)) ?? nil }) else { return [:] }
-        var validators: [String: String] = [:]
-        validators[HTTPHandler.etagKey] = saved.etag
-        validators[HTTPHandler.lastModifiedKey] = saved.lastModified
-        return validators
+              let saved = known.value(orRead: { (try? state.state(of: handler.name)) ?? nil }) else { return nil }
+        return HTTPValidators(etag: saved.etag, lastModified: saved.lastModified)
     }
 }

@@ -59,7 +59,7 @@ final class TransferLane: Sendable {
     /// The transfer `handler` describes, with its share of the global rate limit, asking for
     /// the stored resource only if it is still the one `validators` name.
     func transfer(for handler: HandlerConfig, daemon: DaemonConfig,
-                  validators: [String: String]) -> BackgroundTransfer {
+                  validators: HTTPValidators?) -> BackgroundTransfer {
         var transfer = BackgroundTransfer(url: handler.url ?? "", maxBytes: handler.maxBytes, client: httpClient)
         if let userAgent = handler.userAgent { transfer.userAgent = userAgent }
         transfer.headers = handler.headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
