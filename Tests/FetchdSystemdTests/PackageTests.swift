@@ -44,7 +44,11 @@ struct PackageTests {
         try await Self.install(namespace, built)
         try await installedAsDebianExpects(namespace)
         for unit in ["fetchd.service", "fetchd.socket", "fetchd-wake.timer"] {
-            #expect(try await namespace.property("ActiveState", of: unit) == "active", "\(unit)")
+            let state = try await namespace.property("ActiveState", of: unit)
+            if state != "active" {
+                let status = try await namespace.run(["systemctl", "status", "--no-pager", "--lines=20", unit])
+                Issue.record("\(unit) is \(state) after the install, not active:\n\(status.stdout)\(status.stderr)")
+            }
             #expect(try await namespace.property("UnitFileState", of: unit) == "enabled", "\(unit)")
         }
         #expect(try await namespace.run(["id", "-un", "fetchd"]).stdout == "fetchd\n")
