@@ -49,7 +49,7 @@ extension SnapshotStore {
     }
 
     private func removeVersion(_ handler: String, _ version: String) {
-        removeTree(layout.versionDirectory(of: handler, version: version))
+        DurableFile.removeTree(layout.versionDirectory(of: handler, version: version))
         ledger.withLock { $0.remove(handler, version) }
     }
 

@@ -68,7 +68,7 @@ public final class SnapshotStore: Sendable {
         lock = try CacheLock(directory: root)
         ledger = Mutex(VersionLedger())
         // Whatever is staged belongs to fetches of an earlier process: none will ever finish.
-        removeTree(staging.directory)
+        DurableFile.removeTree(staging.directory)
         try DurableFile.makeDirectory(staging.directory, mode: 0o700)
         for handler in handlerNames() { recover(handler: handler) }
         ledger.withLock { $0 = scanLedger() }
@@ -133,11 +133,11 @@ public final class SnapshotStore: Sendable {
     /// complete version (a crash between the version rename and the link swap leaves it one behind).
     public func recover(handler: String) {
         let handlerDirectory = directory(of: handler)
-        removeTree("\(handlerDirectory)/.staging")  // where older versions of fetchd staged fetches
-        removeTree(staging.userDirectory(of: handler))
+        DurableFile.removeTree("\(handlerDirectory)/.staging")  // where older versions of fetchd staged fetches
+        DurableFile.removeTree(staging.userDirectory(of: handler))
         let versionsDirectory = layout.versionsDirectory(of: handler)
         for name in (try? FileManager.default.contentsOfDirectory(atPath: versionsDirectory)) ?? [] where name.hasPrefix(".") {
-            removeTree("\(versionsDirectory)/\(name)")
+            DurableFile.removeTree("\(versionsDirectory)/\(name)")
         }
         for name in (try? FileManager.default.contentsOfDirectory(atPath: handlerDirectory)) ?? [] where name.hasPrefix("latest.tmp") {
             unlink("\(handlerDirectory)/\(name)")
@@ -146,6 +146,4 @@ public final class SnapshotStore: Sendable {
             try? DurableFile.replaceSymlink(at: layout.latestLink(of: handler), target: SnapshotLayout.latestTarget(version: newest))
         }
     }
-
-    func removeTree(_ path: String) { StagingArea.removeTree(path) }
 }

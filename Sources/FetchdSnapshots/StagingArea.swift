@@ -84,9 +84,6 @@ public struct StagingArea: Sendable {
     /// such as a half-written meta.json; nothing else should be there).
     public func discard(stagedFile: String) {
         unlink(stagedFile)
-        if let folder = folder(of: stagedFile), rmdir(folder) != 0, errno == ENOTEMPTY { Self.removeTree(folder) }
+        if let folder = folder(of: stagedFile), rmdir(folder) != 0, errno == ENOTEMPTY { DurableFile.removeTree(folder) }
     }
-
-    /// Removes a file or a folder and everything in it, if it is there.
-    static func removeTree(_ path: String) { try? FileManager.default.removeItem(atPath: path) }
 }

@@ -121,7 +121,7 @@ final class ResultCommitter: Sendable {
 
     /// Publishes the batch's snapshots, then records every result in one transaction.
     private func write(_ items: [Item]) -> [CompletedFetch] {
-        var pendingRecords = items.map(\.fetch)
+        var results = items.map(\.fetch)
         let withSnapshot = items.indices.filter { items[$0].snapshot != nil }
         let batch = snapshots.commit(withSnapshot.compactMap { items[$0].snapshot })
         if let unflushed = batch.unflushed {
@@ -130,31 +130,31 @@ final class ResultCommitter: Sendable {
         for (index, outcome) in zip(withSnapshot, batch.results) {
             switch outcome {
             case .success(let metadata):
-                pendingRecords[index].version = metadata.version
+                results[index].version = metadata.version
             case .failure(let error):
-                pendingRecords[index] = pendingRecords[index].notPublished("\(error)")
+                results[index] = results[index].notPublished("\(error)")
             }
         }
         do {
-            return try recordAfterEarlier(pendingRecords)
+            return try recordAfterEarlier(results)
         } catch {
             // Kept only for a disk that may get room again: a record the database refuses for
             // what it is would fail every later batch too.
             guard StateStore.isTransient(error) else {
                 let earlier = unrecorded.withLock { $0.count }
-                logger.error("cannot record \(earlier + pendingRecords.count) result(s) in \(state.path): \(error)")
+                logger.error("cannot record \(earlier + results.count) result(s) in \(state.path): \(error)")
                 unrecorded.withLock { $0.removeAll() }
-                return pendingRecords
+                return results
             }
             logger.error("""
-                cannot record \(pendingRecords.count) result(s) in \(state.path): \(error); \
+                cannot record \(results.count) result(s) in \(state.path): \(error); \
                 they are kept and written with the next results (check the disk)
                 """)
             unrecorded.withLock { kept in
-                kept.append(contentsOf: pendingRecords)
+                kept.append(contentsOf: results)
                 if kept.count > Self.unrecordedLimit { kept.removeFirst(kept.count - Self.unrecordedLimit) }
             }
-            return pendingRecords
+            return results
         }
     }
 
