@@ -13,6 +13,16 @@ LEAST_SESSIONS = 100
 REAL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "traces", "real")
 
 
+def snapshot_git_dir(mirror_root, repository):
+    """The git directory of `fetch`'s snapshot of repository (OWNER/NAME) under mirror_root
+    (OWNER+NAME/repo, a bare one or a work tree's .git), or None when there is none."""
+    base = os.path.join(mirror_root, repository.replace("/", "+"))
+    for candidate in (os.path.join(base, "repo", ".git"), os.path.join(base, "repo"), base):
+        if os.path.isfile(os.path.join(candidate, "HEAD")) and os.path.isdir(os.path.join(candidate, "objects")):
+            return candidate
+    return None
+
+
 def fold(events):
     """Session starts of `events` (aware datetimes, any order): an event within 30 minutes of the
     previous event (not of the session's start) belongs to the same session."""

@@ -121,14 +121,6 @@ def alias_groups(identities, per_identity):
     return list(groups.values())
 
 
-def find_git_dir(mirror_root, repository):
-    base = os.path.join(mirror_root, repository.replace("/", "+"))
-    for candidate in (os.path.join(base, "repo"), base):
-        if os.path.isfile(os.path.join(candidate, "HEAD")) and os.path.isdir(os.path.join(candidate, "objects")):
-            return candidate
-    return None
-
-
 def git(git_dir, *args):
     return subprocess.run(["git", "--git-dir=" + git_dir, *args], capture_output=True, text=True, errors="replace")
 
@@ -246,7 +238,7 @@ def main():
     for trace, repository, commit, rule, since, until, why in SOURCES:
         if args.only and trace not in args.only:
             continue
-        git_dir = find_git_dir(args.mirror_root, repository)
+        git_dir = common.snapshot_git_dir(args.mirror_root, repository)
         if git_dir is None:
             skipped.append(f"{trace}: skipped, no snapshot of {repository} under {args.mirror_root}")
             continue

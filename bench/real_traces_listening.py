@@ -52,11 +52,10 @@ class Skip(Exception):
 
 
 def git_dir(root, repo):
-    base = os.path.join(root, repo.replace("/", "+"), "repo")
-    for candidate in (os.path.join(base, ".git"), base):
-        if os.path.isdir(candidate) and os.path.exists(os.path.join(candidate, "HEAD")):
-            return candidate
-    raise Skip(f"no snapshot at {base}")
+    gdir = common.snapshot_git_dir(root, repo)
+    if gdir is None:
+        raise Skip(f"no snapshot of {repo} under {root}")
+    return gdir
 
 
 def read(gdir, commit, path):
