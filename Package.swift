@@ -109,7 +109,8 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
-        // The push listener (`push_listen`): the only module that speaks HTTP as a server.
+        // Push: the listener (`push_listen`, the only module that speaks HTTP as a server), the
+        // rate limit's rules and the deferred queue, over a storage the daemon provides.
         .target(
             name: "FetchdPush",
             dependencies: [

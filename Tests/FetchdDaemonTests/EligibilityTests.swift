@@ -2,6 +2,7 @@ import FetchdConfig
 import FetchdCore
 @testable import FetchdDaemon
 import FetchdPlanner
+import FetchdPush
 import FetchdState
 import FetchdTestSupport
 import Foundation

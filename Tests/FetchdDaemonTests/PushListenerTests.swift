@@ -60,7 +60,7 @@ struct PushListenerTests {
             tasks.addTask { try await group.run() }
             var address: String?
             for _ in 0..<400 where address == nil {
-                address = await coordinator.pushListenerAddress
+                address = await coordinator.instance.pushListenerAddress
                 if address == nil { try await Task.sleep(for: .milliseconds(25)) }
             }
             let port = try #require(address.flatMap { $0.split(separator: ":").last.flatMap { Int($0) } })

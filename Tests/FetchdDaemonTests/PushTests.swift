@@ -61,7 +61,7 @@ struct PushTests {
         let records = await firstWake + secondWake
         #expect(records.map(\.trigger) == [.push] && records.first?.result == .newData)
         #expect(try await content(coordinator, "feed") == "push {\"n\":4}")
-        #expect(await coordinator.pendingPushes().isEmpty)
+        #expect(await coordinator.pushes.pending().isEmpty)
         #expect(await coordinator.runDue(now: due.addingTimeInterval(1)).isEmpty)
         let history = try coordinator.state.history(of: "feed", limit: 10)
         #expect(history.map(\.trigger) == [.push, .push, .push], "N + 1 pushes: N fetches now, one deferred")

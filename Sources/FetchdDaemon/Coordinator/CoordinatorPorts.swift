@@ -2,6 +2,7 @@ import FetchdConfig
 import FetchdControl
 import FetchdCore
 import FetchdPlanner
+import FetchdPush
 import Foundation
 
 // The narrow views of the coordinator that the services hold: each service sees what it

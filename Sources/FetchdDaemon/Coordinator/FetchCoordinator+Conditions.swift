@@ -35,22 +35,4 @@ extension FetchCoordinator {
     func unmetConditions(_ handler: HandlerConfig) -> String? {
         conditions.unmet(handler, meteredSetting: config.daemon.networkMetered)
     }
-
-    /// Logs each deferral once (the due handlers whose conditions do not hold: they stay due and
-    /// run at the first wake after their conditions hold), and its end when a wake starts one.
-    func noteDeferrals(_ eligibility: Eligibility) {
-        let handlers = eligibility.input.handlers
-        for (index, reason) in eligibility.deferred {
-            let name = handlers[index].name
-            guard runtime[name]?.deferredReason != reason else { continue }
-            logger.info("\(name): deferred: \(reason)", metadata: ["handler": "\(name)"])
-            runtime[name, default: HandlerRuntime()].deferredReason = reason
-        }
-        for index in eligibility.ready {
-            let name = handlers[index].name
-            guard runtime[name]?.deferredReason != nil else { continue }
-            runtime[name]?.deferredReason = nil
-            logger.info("\(name): conditions hold again: fetching", metadata: ["handler": "\(name)"])
-        }
-    }
 }

@@ -1,12 +1,13 @@
-import FetchdConfig
 import FetchdControl
-import FetchdCore
-import FetchdState
+import FetchdPush
 import Foundation
 
 extension FetchCoordinator {
     /// The pushes kept in the database, as this daemon sees them.
-    var pushes: DeferredPushes { DeferredPushes(state: state, logger: logger, owner: instance.id) }
+    var pushes: DeferredPushes {
+        DeferredPushes(storage: StatePushStorage(state: state), logger: logger, owner: instance.id,
+                       dueTolerance: Scheduler.dueTolerance)
+    }
 
     /// Applies `name`'s `push_limit` to a push arriving at `now` (`DeferredPushes.admit`).
     public func admitPush(_ name: String, data: String?, now: Date = Date()) throws(PushRefusal) -> AdmittedPush {
@@ -22,14 +23,8 @@ extension FetchCoordinator {
         return taken
     }
 
-    /// Every pending push, earliest first.
-    func pendingPushes() -> [PendingPush] { pushes.pending() }
-
     /// Records where the push listener listens, once it is bound.
     func setPushListenerAddress(_ address: String?) { instance.pushListenerAddress = address }
-
-    /// Where the push listener listens, once it is bound.
-    var pushListenerAddress: String? { instance.pushListenerAddress }
 
     /// The bearer token the push listener accepts for `name`: nil when no such handler is loaded
     /// or it has no `push_token_file` (both answered alike). Read per request, so a reload's

@@ -14,6 +14,7 @@ extension FetchCoordinator {
         plans.forgetAll()
         let names = Set(newConfig.handlers.map(\.name))  // a set: 10,000 handlers, 10,000 entries
         runtime = runtime.filter { names.contains($0.key) || $0.value.isBusy }
+        conditionWaits.keep(only: names)
     }
 
     /// Records that a reload was rejected; `fetchctl status` and the status line show it.

@@ -1,6 +1,7 @@
 import FetchdConfig
 import FetchdCore
 import FetchdHandlers
+import FetchdPush
 import FetchdSnapshots
 import FetchdState
 import Foundation
@@ -21,6 +22,8 @@ public actor FetchCoordinator {
     var runtime: [String: HandlerRuntime] = [:]
     /// The machine's power and network as last seen.
     var conditions = Conditions()
+    /// The handlers waiting for their conditions, as logged.
+    var conditionWaits = ConditionWaits()
     /// Where the coordinator's decisions are logged (the journal under systemd).
     let logger: Logger
     /// This daemon process, as `fetchctl status` shows it and as the owner of pushes.
@@ -98,7 +101,7 @@ public actor FetchCoordinator {
                                         pushes: [String: PendingPush])? {
         let eligibility = eligibility(now: now)
         let handlers = eligibility.input.handlers
-        noteDeferrals(eligibility)
+        conditionWaits.note(eligibility, logger: logger)
         var due = eligibility.ready
         // Deferred pushes whose time has come run as push fetches, with their data.
         let pushes = takePushes(eligibility.pushesDue, now: now)
@@ -173,7 +176,7 @@ public actor FetchCoordinator {
         let record: CompletedFetch
         if handler.kind == .transfer {
             let run = await pipeline.transfer(handler, trigger: trigger, daemon: config.daemon)
-            if let reason = run.pausedBecause { runtime[handler.name]?.deferredReason = reason }
+            if let reason = run.pausedBecause { conditionWaits.paused(handler.name, because: reason) }
             record = run.record
         } else {
             record = await pipeline.fetch(handler, trigger: trigger, state: state, pushData: pushData, daemon: config.daemon)

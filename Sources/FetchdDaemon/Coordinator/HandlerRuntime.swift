@@ -21,8 +21,6 @@ struct HandlerRuntime {
     /// Its last attempt is dated after now (the wall clock was stepped back): that attempt's
     /// date, and when this was first seen (`schedulingView(of:now:)`).
     var clockStep: (recorded: Date, seenAt: Date)?
-    /// Why its scheduled fetch is deferred (conditions unmet), as last logged.
-    var deferredReason: String?
 
     /// Whether a fetch of it runs now.
     var isRunning: Bool { waiters != nil }

@@ -1,5 +1,6 @@
 import FetchdConfig
 import FetchdPlanner
+import FetchdPush
 import FetchdState
 import Foundation
 

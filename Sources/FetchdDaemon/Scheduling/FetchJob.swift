@@ -1,5 +1,5 @@
 import FetchdCore
-import FetchdState
+import FetchdPush
 
 /// A fetch someone asked for (`fetchctl fetch`, a push within its limit), queued to the wake
 /// clock so it runs in the clock's task group and outlives the request that started it.
