@@ -2,16 +2,6 @@ import FetchdCore
 
 /// One registered fetch handler, as written in a `handlers.d/*.toml` file.
 public struct HandlerConfig: Sendable, Equatable {
-    /// What runs the fetch.
-    public enum Kind: String, Sendable, Equatable, CaseIterable {
-        /// An HTTP(S) GET through libcurl; the body becomes the snapshot.
-        case http
-        /// A program that writes its snapshot to `$FETCHD_OUTPUT` and reports by exit status.
-        case exec
-        /// A large HTTP(S) download outside the fetch deadline, resumed with range requests.
-        case transfer
-    }
-
     /// The floor between two fetches (iOS's `setMinimumBackgroundFetchInterval`): a lower
     /// bound since the last attempt, never a promise that a fetch will happen then.
     public enum MinInterval: Sendable, Equatable {
@@ -25,16 +15,10 @@ public struct HandlerConfig: Sendable, Equatable {
 
     /// Unique name; also the snapshot directory's name.
     public var name: String
-    /// What runs the fetch.
-    public var kind: Kind
-    /// The URL fetched by an `http` handler.
-    public var url: String?
-    /// The argv run by an `exec` handler (no shell involved).
-    public var command: [String]?
-    /// Extra environment for an `exec` handler.
+    /// What runs the fetch, with the keys of its kind (`kind`, `request`, `program`, `transfer`).
+    public var options: Options
+    /// Extra environment for the handler's programs (an `exec` handler's, a transfer's `on_complete`).
     public var environment: [String: String] = [:]
-    /// The account an `exec` handler's program runs as; nil: fetchd's own user.
-    public var user: UserAccount?
     /// The floor between fetches.
     public var minInterval: MinInterval = .minimum
     /// How long one fetch may run, in seconds.
@@ -45,20 +29,6 @@ public struct HandlerConfig: Sendable, Equatable {
     public var maxBytes: Int = Defaults.maxBytes
     /// Whether the handler is scheduled at all.
     public var enabled: Bool = true
-    /// Whether an `http` handler may read `file://` URLs (local use and tests only).
-    public var allowFileURLs: Bool = false
-    /// Whether the schedule honours the server's Retry-After, Cache-Control max-age and Expires.
-    public var honorServerHints: Bool = true
-    /// Extra request headers of an `http` handler.
-    public var headers: [String: String] = [:]
-    /// The User-Agent of an `http` handler; nil means `fetchd/VERSION`.
-    public var userAgent: String?
-    /// The Accept-Encoding an `http` handler offers; nil offers every encoding libcurl decodes.
-    public var acceptEncoding: String?
-    /// A proxy for an `http` handler; nil leaves libcurl's environment handling in place.
-    public var proxy: String?
-    /// A PEM file of CA certificates an `http` handler trusts instead of the system's.
-    public var caFile: String?
     /// Where uses are learned from; empty: no learning, plain `min_interval`.
     public var usage: [UsageSource] = []
     /// Fetches per rolling 24 hours when the schedule is planned from usage.
@@ -78,24 +48,16 @@ public struct HandlerConfig: Sendable, Equatable {
     public var power: PowerCondition = PowerCondition(rawValue: Defaults.power) ?? .any
     /// On battery, a scheduled fetch waits until the battery holds at least this many percent (0: never waits).
     public var batteryMinPercent: Int = Defaults.batteryMinPercent
-    /// A transfer's expected SHA-256 (lower-case hex); a file that does not match is refused.
-    public var sha256: String?
-    /// A transfer receives at most this many bytes per second (0: only the global limit).
-    public var maxBytesPerSecond: Int = 0
-    /// A transfer that receives nothing for this long is interrupted, to resume later.
-    public var stallSeconds: Double = Defaults.transferStallSeconds
-    /// The argv run with the finished file's path appended when a transfer brings new data.
-    public var onComplete: [String]?
     /// The file the handler was defined in.
     public var sourceFile: String
     /// The line of the handler's `[[handler]]` header.
     public var sourceLine: Int?
 
     /// Creates a handler configuration.
-    public init(name: String, kind: Kind, deadlineSeconds: Double = Defaults.deadlineSeconds,
+    public init(name: String, options: Options, deadlineSeconds: Double = Defaults.deadlineSeconds,
                 sourceFile: String = "<memory>", sourceLine: Int? = nil) {
         self.name = name
-        self.kind = kind
+        self.options = options
         self.deadlineSeconds = deadlineSeconds
         self.sourceFile = sourceFile
         self.sourceLine = sourceLine
@@ -117,11 +79,12 @@ public struct HandlerConfig: Sendable, Equatable {
             reader.report("kind", "\"\(kindText)\" is not a handler kind; expected \"http\", \"exec\" or \"transfer\"")
         }
         let before = reader.diagnostics.count
-        var handler = HandlerConfig(name: name ?? "", kind: kind ?? .exec,
+        let options = kind.flatMap { readOptions(of: $0, from: &reader) }
+        // Without usable options the common keys are still read, for their problems; the
+        // handler itself is not returned.
+        var handler = HandlerConfig(name: name ?? "", options: options ?? .exec(ExecOptions(command: [])),
                                     deadlineSeconds: daemon.defaultDeadlineSeconds,
                                     sourceFile: reader.file, sourceLine: reader.lines.headerLine(of: reader.section))
-        handler.url = reader.string("url")
-        handler.command = reader.stringArray("command", example: Self.commandExample)
         if let environment = reader.stringTable("environment") {
             for (key, value) in environment.sorted(by: { $0.key < $1.key }) {
                 if key.isEmpty || key.unicodeScalars.contains(where: { $0 == "=" || $0 == "\0" }) {
@@ -133,11 +96,10 @@ public struct HandlerConfig: Sendable, Equatable {
                 }
             }
         }
-        if let name = reader.string("user") {
-            handler.user = UserAccount.named(name)
-            if handler.user == nil {
-                reader.report("user", "no user named \"\(name)\" on this system (getent passwd \(name)); create it or remove the key")
-            }
+        if kind == .transfer {
+            handler.maxBytes = Defaults.transferMaxBytes
+            // "As often as the daemon wakes" would download a large file every heartbeat.
+            handler.minInterval = .seconds(Defaults.transferMinIntervalSeconds)
         }
         if let text = reader.string("min_interval") {
             switch text {
@@ -155,52 +117,12 @@ public struct HandlerConfig: Sendable, Equatable {
         if let retain = reader.int("retain", in: 1...1000) { handler.retain = retain }
         if let maxBytes = reader.int("max_bytes", in: 1...(64 * 1024 * 1024 * 1024)) { handler.maxBytes = maxBytes }
         if let enabled = reader.bool("enabled") { handler.enabled = enabled }
-        if let allow = reader.bool("allow_file_urls") { handler.allowFileURLs = allow }
-        handler.readHTTPOptions(&reader)
         handler.readUsageOptions(&reader)
         handler.readPushOptions(&reader, readsSecrets: daemon.readsSecrets)
         handler.readConditionOptions(&reader)
-        handler.readTransferOptions(&reader)
-        if kind != nil {
-            handler.checkKindSpecificKeys(&reader)
-            handler.checkTransferKeys(&reader)
-        }
         reader.reportUnknownKeys(known: HandlerKeys.known)
-        guard name != nil, kind != nil, reader.diagnostics.count == before,
+        guard name != nil, options != nil, reader.diagnostics.count == before,
               HandlerName.isValid(handler.name) else { return nil }
         return handler
-    }
-
-    private func checkKindSpecificKeys(_ reader: inout TableReader) {
-        switch kind {
-        case .http:
-            if let url {
-                let lower = url.lowercased()
-                if lower.hasPrefix("file://") {
-                    if !allowFileURLs {
-                        reader.report("url", "file:// URLs are refused unless the handler sets allow_file_urls = true")
-                    }
-                } else if !(lower.hasPrefix("http://") || lower.hasPrefix("https://")) {
-                    reader.report("url", "\"\(url)\" is not an http:// or https:// URL")
-                }
-            } else if reader.table["url"] == nil {
-                reader.report(nil, "an http handler needs a \"url\" key")
-            }
-            for key in HandlerKeys.execOnly where reader.table[key] != nil {
-                reader.report(key, "\"\(key)\" belongs to exec handlers; this one is http")
-            }
-        case .exec:
-            if command == nil && reader.table["command"] == nil {
-                reader.report(nil, "an exec handler needs a \"command\" key: an argv array such as [\"/usr/bin/prog\", \"--flag\"]")
-            }
-            if let program = command?.first, program.isEmpty {
-                reader.report("command", "the program (first element) is empty; expected a path such as \"/usr/bin/prog\"")
-            }
-            for key in HandlerKeys.httpOnly where reader.table[key] != nil {
-                reader.report(key, "\"\(key)\" belongs to http handlers; this one is exec")
-            }
-        case .transfer:
-            break  // checkTransferKeys
-        }
     }
 }

@@ -22,4 +22,16 @@ enum HandlerKeys {
         "allow_file_urls": "transfers resume with HTTP range requests; file:// has none",
         "accept_encoding": "transfers resume by byte ranges of the stored resource, so they ask for no content coding",
     ]
+
+    /// The keys a handler of `kind` does not take, each with the kind that does, in the order
+    /// they are reported.
+    static func foreign(to kind: HandlerConfig.Kind) -> [(key: String, owner: String)] {
+        let exec = execOnly.map { ($0, "exec") }, http = httpOnly.map { ($0, "http") }
+        let transfer = transferOnly.map { ($0, "transfer") }
+        switch kind {
+        case .http: return exec + transfer
+        case .exec: return http + transfer
+        case .transfer: return exec
+        }
+    }
 }

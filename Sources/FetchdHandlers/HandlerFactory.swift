@@ -8,11 +8,11 @@ public enum HandlerFactory {
     /// grace); http handlers run their transfers on `httpClient`.
     public static func make(_ config: HandlerConfig, daemon: DaemonConfig,
                             httpClient: HTTPClient = .shared) -> any FetchHandler {
-        switch config.kind {
-        case .exec:
-            makeExec(config, daemon: daemon)
-        case .http:
-            makeHTTP(config, client: httpClient)
+        switch config.options {
+        case .exec(let program):
+            makeExec(config, command: program.command, daemon: daemon)
+        case .http(let request):
+            makeHTTP(request, maxBytes: config.maxBytes, client: httpClient)
         case .transfer:
             // Transfers outlive any deadline, so the daemon runs them with `BackgroundTransfer`;
             // reaching here is a daemon bug, reported as a failure rather than a crash.
@@ -26,23 +26,23 @@ public enum HandlerFactory {
         func performFetch(context: FetchContext) async { context.complete(.failed(reason: reason)) }
     }
 
-    /// An exec handler as `config` describes it (also a transfer's `on_complete`, with its command).
-    public static func makeExec(_ config: HandlerConfig, command: [String]? = nil, daemon: DaemonConfig) -> ExecHandler {
-        var handler = ExecHandler(command: command ?? config.command ?? ["/bin/false"], environment: config.environment,
+    /// The program `command` under `config`'s environment, user and `max_bytes`: an exec
+    /// handler's, or a transfer's `on_complete`.
+    public static func makeExec(_ config: HandlerConfig, command: [String], daemon: DaemonConfig) -> ExecHandler {
+        var handler = ExecHandler(command: command, environment: config.environment,
                                   killGrace: .milliseconds(Int64(daemon.killGraceSeconds * 1000)))
         handler.user = config.user
         handler.maxBytes = config.maxBytes
         return handler
     }
 
-    private static func makeHTTP(_ config: HandlerConfig, client: HTTPClient) -> HTTPHandler {
-        var handler = HTTPHandler(url: config.url ?? "", maxBytes: config.maxBytes,
-                                  allowFileURLs: config.allowFileURLs, client: client)
-        if let userAgent = config.userAgent { handler.userAgent = userAgent }
-        if let acceptEncoding = config.acceptEncoding { handler.acceptEncoding = acceptEncoding }
-        handler.headers = config.headers
-        handler.proxy = config.proxy
-        handler.caFile = config.caFile
+    private static func makeHTTP(_ request: HTTPOptions, maxBytes: Int, client: HTTPClient) -> HTTPHandler {
+        var handler = HTTPHandler(url: request.url, maxBytes: maxBytes, allowFileURLs: request.allowFileURLs, client: client)
+        if let userAgent = request.userAgent { handler.userAgent = userAgent }
+        if let acceptEncoding = request.acceptEncoding { handler.acceptEncoding = acceptEncoding }
+        handler.headers = request.headers
+        handler.proxy = request.proxy
+        handler.caFile = request.caFile
         return handler
     }
 }

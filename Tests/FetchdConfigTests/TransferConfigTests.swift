@@ -29,8 +29,8 @@ struct TransferConfigTests {
         #expect(handler.kind == .transfer)
         #expect(handler.maxBytes == Defaults.transferMaxBytes, "not the 16 MiB of a fetch")
         #expect(handler.minInterval == .seconds(86_400), "not a download every wake")
-        #expect(handler.sha256 == nil && handler.onComplete == nil && handler.maxBytesPerSecond == 0)
-        #expect(handler.stallSeconds == Defaults.transferStallSeconds)
+        #expect(handler.transfer?.sha256 == nil && handler.transfer?.onComplete == nil && handler.transfer?.maxBytesPerSecond == 0)
+        #expect(handler.transfer?.stallSeconds == Defaults.transferStallSeconds)
         #expect(loaded.daemon.transferMaxActive == 2 && loaded.daemon.transferMaxBytesPerSecond == 0)
     }
 
@@ -48,9 +48,9 @@ struct TransferConfigTests {
             """)
         #expect(loaded.diagnostics.isEmpty, "\(loaded.diagnostics)")
         let handler = try #require(loaded.handler(named: "iso"))
-        #expect(handler.sha256 == digest.lowercased())
-        #expect(handler.maxBytesPerSecond == 1_000_000 && handler.stallSeconds == 120)
-        #expect(handler.onComplete == ["/usr/bin/install-iso", "--quiet"])
+        #expect(handler.transfer?.sha256 == digest.lowercased())
+        #expect(handler.transfer?.maxBytesPerSecond == 1_000_000 && handler.transfer?.stallSeconds == 120)
+        #expect(handler.transfer?.onComplete == ["/usr/bin/install-iso", "--quiet"])
         #expect(handler.minInterval == .seconds(3600) && handler.maxBytes == 4096)
         #expect(loaded.daemon.transferMaxActive == 3 && loaded.daemon.transferMaxBytesPerSecond == 5_000_000)
     }

@@ -10,8 +10,7 @@ import Testing
 struct ConditionsTests {
     private func handler(_ network: HandlerConfig.NetworkCondition = .any, power: HandlerConfig.PowerCondition = .any,
                          batteryMin: Int = 0, url: String? = nil) -> HandlerConfig {
-        var handler = HandlerConfig(name: "h", kind: url == nil ? .exec : .http)
-        handler.url = url
+        var handler = HandlerConfig(name: "h", options: url.map { .http(HTTPOptions(url: $0)) } ?? .exec(ExecOptions(command: ["/bin/true"])))
         handler.network = network
         handler.power = power
         handler.batteryMinPercent = batteryMin

@@ -13,9 +13,9 @@ import Testing
 struct EligibilityTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
 
-    private func handler(_ name: String, every seconds: Double? = 60, kind: HandlerConfig.Kind = .exec,
+    private func handler(_ name: String, every seconds: Double? = 60, options: HandlerConfig.Options = .exec(ExecOptions(command: ["/bin/true"])),
                          enabled: Bool = true) -> HandlerConfig {
-        var handler = HandlerConfig(name: name, kind: kind)
+        var handler = HandlerConfig(name: name, options: options)
         handler.minInterval = seconds.map { .seconds($0) } ?? .never
         handler.enabled = enabled
         return handler
@@ -67,7 +67,7 @@ struct EligibilityTests {
     }
 
     @Test func aPartialTransferResumesWhateverItsMinInterval() {
-        var input = input([handler("t", every: 86_400, kind: .transfer)])
+        var input = input([handler("t", every: 86_400, options: .transfer(TransferOptions(request: HTTPOptions(url: "https://example.com/t.iso"))))])
         input.states = ["t": state("t", attemptedAgo: 100)]
         input.transferResumes = ["t": now.addingTimeInterval(-1)]
         #expect(Eligibility(input).ready == [0])

@@ -10,7 +10,7 @@ struct SchedulerTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
 
     private func handler(_ name: String, _ interval: HandlerConfig.MinInterval, enabled: Bool = true) -> HandlerConfig {
-        var handler = HandlerConfig(name: name, kind: .exec)
+        var handler = HandlerConfig(name: name, options: .exec(ExecOptions(command: ["/bin/true"])))
         handler.minInterval = interval
         handler.enabled = enabled
         return handler
@@ -62,11 +62,14 @@ struct SchedulerTests {
 
     @Test func aServerHintIsAFloorUnlessIgnored() {
         var polite = handler("polite", .seconds(60))
+        var request = HTTPOptions(url: "https://example.com/")
+        polite.options = .http(request)
         var hinted = state("polite", lastAttempt: 120)
         hinted.notBefore = now.addingTimeInterval(300)
         #expect(Scheduler.nextEligible(polite, state: hinted, now: now) == now.addingTimeInterval(300))
         #expect(Scheduler.due([polite], states: ["polite": hinted], now: now).isEmpty)
-        polite.honorServerHints = false
+        request.honorServerHints = false
+        polite.options = .http(request)
         #expect(Scheduler.nextEligible(polite, state: hinted, now: now) == now.addingTimeInterval(-60))
     }
 
@@ -110,13 +113,13 @@ struct SchedulerTests {
 struct WakeOrderTests {
     @Test func hostsTakeTurnsAndEachKeepsItsOrder() {
         let names = ["a1", "a2", "a3", "a4", "b1", "c1", "c2"]
-        let handlers = names.map { HandlerConfig(name: $0, kind: .http) }
+        let handlers = names.map { HandlerConfig(name: $0, options: .http(HTTPOptions(url: "https://example.com/"))) }
         let ordered = WakeQueue.interleavedByHost(handlers) { String($0.name.prefix(1)) }
         #expect(ordered.map(\.name) == ["a1", "b1", "c1", "a2", "c2", "a3", "a4"])
     }
 
     @Test func nothingIsLostOrRepeated() {
-        let handlers = (0..<500).map { HandlerConfig(name: "h\($0)", kind: .http) }
+        let handlers = (0..<500).map { HandlerConfig(name: "h\($0)", options: .http(HTTPOptions(url: "https://example.com/"))) }
         let ordered = WakeQueue.interleavedByHost(handlers) { "host\(Int($0.name.dropFirst())! % 7)" }
         #expect(Set(ordered.map(\.name)) == Set(handlers.map(\.name)) && ordered.count == 500)
     }

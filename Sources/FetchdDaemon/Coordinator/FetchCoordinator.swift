@@ -174,8 +174,8 @@ public actor FetchCoordinator {
     private func execute(_ handler: HandlerConfig, trigger: FetchTrigger, state: Lookup<HandlerState>,
                          pushData: String?) async -> CompletedFetch {
         let record: CompletedFetch
-        if handler.kind == .transfer {
-            let run = await pipeline.transfer(handler, trigger: trigger, daemon: config.daemon)
+        if let download = handler.transfer {
+            let run = await pipeline.transfer(handler, download, trigger: trigger, daemon: config.daemon)
             if let reason = run.pausedBecause { conditionWaits.paused(handler.name, because: reason) }
             record = run.record
         } else {

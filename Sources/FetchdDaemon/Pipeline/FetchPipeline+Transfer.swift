@@ -18,12 +18,13 @@ extension FetchPipeline {
         var pausedBecause: String?
     }
 
-    /// One run of a transfer handler: waits for a transfer slot (`transfer_max_active`), downloads
+    /// One run of a transfer handler (`download`, its options): waits for a transfer slot (`transfer_max_active`), downloads
     /// or resumes outside any deadline, settles and publishes the finished file like any
     /// snapshot, then runs `on_complete`. A pause or shutdown records nothing: the partial file
     /// waits to resume.
     @concurrent
-    func transfer(_ handler: HandlerConfig, trigger: FetchTrigger, daemon: DaemonConfig) async -> TransferRun {
+    func transfer(_ handler: HandlerConfig, _ download: TransferOptions, trigger: FetchTrigger,
+                  daemon: DaemonConfig) async -> TransferRun {
         let name = handler.name
         guard await transfers.slots.acquire() else {
             return TransferRun(record: CompletedFetch(
@@ -36,7 +37,7 @@ extension FetchPipeline {
         let files: BackgroundTransfer.Files
         do {
             files = BackgroundTransfer.Files(directory: try snapshots.staging.makeTransferDirectory(for: name))
-            let transfer = transfers.transfer(for: handler, daemon: daemon, validators: validators(of: handler))
+            let transfer = transfers.transfer(for: handler, download, daemon: daemon, validators: validators(of: handler))
             outcome = await TransferLane.download(transfer, files: files, pause: pause, board: transfers.board, name: name)
         } catch {
             files = BackgroundTransfer.Files(directory: "")
@@ -73,7 +74,7 @@ extension FetchPipeline {
         transfers.slots.release()
         let published = record.version.map { snapshots.layout.contentPath(of: name, version: $0) }
         log(record, snapshot: published, messageID: MessageID.transferFinished)
-        if let published, let command = handler.onComplete {
+        if let published, let command = download.onComplete {
             await transfers.runOnComplete(command, handler: handler, path: published, trigger: trigger, daemon: daemon)
         }
         return TransferRun(record: record)

@@ -64,9 +64,11 @@ final class FetchPipeline: Sendable {
 
     /// Which slots `handler` waits for, and under which key: http fetches by host and port.
     func slot(for handler: HandlerConfig) -> (ConcurrencyLimiter, String) {
-        if handler.kind == .transfer { return (transfers.slots, "") }
-        guard handler.kind == .http else { return (programSlots, "") }
-        return (httpSlots, handler.url.map(ConnectionKey.of) ?? "")
+        switch handler.options {
+        case .transfer: (transfers.slots, "")
+        case .exec: (programSlots, "")
+        case .http(let request): (httpSlots, ConnectionKey.of(request.url))
+        }
     }
 
     /// Runs, settles and publishes one fetch of `handler` (not a transfer). `state` is its
@@ -95,7 +97,7 @@ final class FetchPipeline: Sendable {
             if let user = handler.user { userOutputPath = try snapshots.staging.userPath(for: handler.name, user: user) }
             // An http body is written by fetchd in its future version folder; a program's
             // output is moved into one (it might leave other files beside it).
-            outputPath = handler.kind == .http ? try snapshots.staging.versionPath(for: handler.name)
+            outputPath = handler.request != nil ? try snapshots.staging.versionPath(for: handler.name)
                 : snapshots.staging.path(for: handler.name)
         } catch {
             slots.release(key: key)
@@ -132,11 +134,11 @@ final class FetchPipeline: Sendable {
     /// that snapshot is of the same URL (after the URL changes they mean nothing).
     func validators(of handler: HandlerConfig, current: Lookup<String> = .unread,
                     state known: Lookup<HandlerState> = .unread) -> HTTPValidators? {
-        guard handler.kind != .exec else { return nil }
+        guard let request = handler.request else { return nil }
         let latest = current.value(orRead: { snapshots.currentVersion(of: handler.name) }).flatMap {
             snapshots.known(of: handler.name, version: $0)
         }
-        guard latest?.requestURL == handler.url,
+        guard latest?.requestURL == request.url,
               let saved = known.value(orRead: { (try? state.state(of: handler.name)) ?? nil }) else { return nil }
         return HTTPValidators(etag: saved.etag, lastModified: saved.lastModified)
     }

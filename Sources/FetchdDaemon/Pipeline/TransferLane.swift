@@ -56,21 +56,22 @@ final class TransferLane: Sendable {
         }
     }
 
-    /// The transfer `handler` describes, with its share of the global rate limit, asking for
+    /// The transfer `handler` describes (`download`, its options), with its share of the global rate limit, asking for
     /// the stored resource only if it is still the one `validators` name.
-    func transfer(for handler: HandlerConfig, daemon: DaemonConfig,
+    func transfer(for handler: HandlerConfig, _ download: TransferOptions, daemon: DaemonConfig,
                   validators: HTTPValidators?) -> BackgroundTransfer {
-        var transfer = BackgroundTransfer(url: handler.url ?? "", maxBytes: handler.maxBytes, client: httpClient)
-        if let userAgent = handler.userAgent { transfer.userAgent = userAgent }
-        transfer.headers = handler.headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
-        transfer.proxy = handler.proxy
-        transfer.caFile = handler.caFile
-        transfer.expectedSHA256 = handler.sha256
-        transfer.stallSeconds = handler.stallSeconds
+        let request = download.request
+        var transfer = BackgroundTransfer(url: request.url, maxBytes: handler.maxBytes, client: httpClient)
+        if let userAgent = request.userAgent { transfer.userAgent = userAgent }
+        transfer.headers = request.headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+        transfer.proxy = request.proxy
+        transfer.caFile = request.caFile
+        transfer.expectedSHA256 = download.sha256
+        transfer.stallSeconds = download.stallSeconds
         // The global limit is shared equally by the transfers running when this one starts.
         let global = daemon.transferMaxBytesPerSecond
         let share = global > 0 ? max(1, global / max(1, board.count)) : 0
-        transfer.maxBytesPerSecond = [handler.maxBytesPerSecond, share].filter { $0 > 0 }.min() ?? 0
+        transfer.maxBytesPerSecond = [download.maxBytesPerSecond, share].filter { $0 > 0 }.min() ?? 0
         transfer.currentValidators = validators
         return transfer
     }
@@ -117,7 +118,7 @@ final class TransferLane: Sendable {
 
     /// A transfer handler's download in progress or waiting to resume, for `fetchctl status`.
     func status(of handler: HandlerConfig, state: HandlerState?) -> TransferStatus? {
-        guard handler.kind == .transfer else { return nil }
+        guard handler.transfer != nil else { return nil }
         if let live = board.status(of: handler.name) { return live }
         let files = files(of: handler.name)
         guard let record = TransferResumeRecord.read(from: files.record) else { return nil }
@@ -131,7 +132,7 @@ final class TransferLane: Sendable {
     /// `min_interval` does not hold them back: it spaces whole downloads, not the pieces of one.
     func resumeDates(of handlers: some Sequence<HandlerConfig>, states: [String: HandlerState], now: Date) -> [String: Date] {
         var dates: [String: Date] = [:]
-        for handler in handlers where handler.kind == .transfer && handler.enabled {
+        for handler in handlers where handler.transfer != nil && handler.enabled {
             dates[handler.name] = resumeDate(of: handler, state: states[handler.name], now: now)
         }
         return dates

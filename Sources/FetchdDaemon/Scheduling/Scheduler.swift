@@ -41,7 +41,7 @@ public enum Scheduler {
     /// stepped back past that attempt it moves back with it: a one-hour Retry-After must not
     /// become four hours after a three-hour step back.
     static func serverFloor(of handler: HandlerConfig, state: HandlerState?, now: Date) -> Date? {
-        guard handler.honorServerHints, let notBefore = state?.notBefore else { return nil }
+        guard handler.honorsServerHints, let notBefore = state?.notBefore else { return nil }
         guard let recorded = state?.lastAttemptAt, recorded > now else { return notBefore }
         return notBefore.addingTimeInterval(now.timeIntervalSince(recorded))
     }

@@ -29,7 +29,7 @@ public enum ConditionCheck {
     /// loopback host, which work offline) and handlers that ask for an unmetered one.
     public static func needsNetwork(_ handler: HandlerConfig) -> Bool {
         if handler.network == .unmetered { return true }
-        guard handler.kind == .http || handler.kind == .transfer, let url = handler.url else { return false }
+        guard let url = handler.request?.url else { return false }
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
               scheme != "file" else { return scheme(of: url) != "file" }
         let host = (components.host ?? "").lowercased()
