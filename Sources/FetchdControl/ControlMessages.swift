@@ -13,9 +13,11 @@ public enum ControlProtocol {
     /// The longest request line accepted, in bytes.
     public static let maxLineBytes = 64 * 1024
 
-    /// The encoder for every message: ISO-8601 dates, sorted keys.
+    /// The encoder for every message: keys in snake_case (a property `lastResult` is the key
+    /// `last_result`), ISO-8601 dates, sorted keys.
     public static func encoder() -> JSONEncoder {
         let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
@@ -24,6 +26,7 @@ public enum ControlProtocol {
     /// The decoder matching `encoder()`.
     public static func decoder() -> JSONDecoder {
         let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
         decoder.dateDecodingStrategy = .iso8601
         return decoder
     }
@@ -98,11 +101,6 @@ public struct ControlRequest: Codable, Sendable, Equatable {
         self.limit = limit
         self.markSeen = markSeen
         self.data = data
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case version, command, handler, wait, limit, data
-        case markSeen = "mark_seen"
     }
 }
 

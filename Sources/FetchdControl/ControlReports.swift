@@ -12,11 +12,6 @@ public struct PingReport: Codable, Sendable, Equatable {
         self.daemonVersion = daemonVersion
         self.pid = pid
     }
-
-    enum CodingKeys: String, CodingKey {
-        case pid
-        case daemonVersion = "daemon_version"
-    }
 }
 
 /// Answer to `status`: the daemon and every handler.
@@ -46,14 +41,11 @@ public struct StatusReport: Codable, Sendable, Equatable {
         self.configProblems = configProblems
     }
 
+    /// The wire's keys are the properties' names in snake_case (`ControlProtocol.encoder`);
+    /// `handlers_dir` is the config key's name, and is written here as the name that converts to it.
     enum CodingKeys: String, CodingKey {
-        case handlers
-        case daemonVersion = "daemon_version"
-        case configFile = "config_file"
-        case startedAt = "started_at"
-        case configProblems = "config_problems"
-        case pushListener = "push_listener"
-        case handlersDirectory = "handlers_dir"
+        case daemonVersion, configFile, startedAt, handlers, configProblems, pushListener
+        case handlersDirectory = "handlersDir"
     }
 }
 
@@ -104,24 +96,6 @@ public struct HandlerStatus: Codable, Sendable, Equatable {
         self.running = false
         self.newDataSinceLastLook = 0
         self.consecutiveFailures = 0
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case name, kind, enabled, running
-        case lastResult = "last_result"
-        case lastReason = "last_reason"
-        case lastAttemptAt = "last_attempt_at"
-        case lastSuccessAt = "last_success_at"
-        case nextEligibleAt = "next_eligible_at"
-        case planReason = "plan_reason"
-        case newDataSinceLastLook = "new_data_since_last_look"
-        case consecutiveFailures = "consecutive_failures"
-        case snapshotPath = "snapshot_path"
-        case pendingPushAt = "pending_push_at"
-        case pendingPushes = "pending_pushes"
-        case pushLimit = "push_limit"
-        case waitingFor = "waiting_for"
-        case transfer
     }
 }
 
@@ -174,11 +148,11 @@ public struct FetchReport: Codable, Sendable, Equatable {
         self.joinedRunning = joinedRunning
     }
 
+    /// The wire's keys are the properties' names in snake_case (`ControlProtocol.encoder`);
+    /// `duration_ms` is shorter, and is written here as the name that converts to it.
     enum CodingKeys: String, CodingKey {
-        case handler, result, reason
-        case durationMilliseconds = "duration_ms"
-        case snapshotPath = "snapshot_path"
-        case joinedRunning = "joined_running"
+        case handler, result, reason, snapshotPath, joinedRunning
+        case durationMilliseconds = "durationMs"
     }
 }
 
@@ -211,10 +185,11 @@ public struct HistoryEntry: Codable, Sendable, Equatable {
         self.version = version
     }
 
+    /// The wire's keys are the properties' names in snake_case (`ControlProtocol.encoder`);
+    /// `duration_ms` is shorter, and is written here as the name that converts to it.
     enum CodingKeys: String, CodingKey {
-        case result, reason, trigger, bytes, version
-        case startedAt = "started_at"
-        case durationMilliseconds = "duration_ms"
+        case startedAt, result, reason, trigger, bytes, version
+        case durationMilliseconds = "durationMs"
     }
 }
 
@@ -246,13 +221,5 @@ public struct TransferStatus: Codable, Sendable, Equatable {
         self.state = state
         self.bytes = bytes
         self.totalBytes = totalBytes
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case state, bytes
-        case totalBytes = "total_bytes"
-        case bytesPerSecond = "bytes_per_second"
-        case etaSeconds = "eta_seconds"
-        case resumesAt = "resumes_at"
     }
 }

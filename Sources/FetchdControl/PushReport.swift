@@ -40,10 +40,4 @@ public struct PushReport: Codable, Sendable, Equatable {
         self.limit = limit
         self.message = message
     }
-
-    enum CodingKeys: String, CodingKey {
-        case handler, deferred, limit, message
-        case fetchAt = "fetch_at"
-        case coalescedPushes = "coalesced_pushes"
-    }
 }

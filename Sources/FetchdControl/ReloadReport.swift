@@ -20,10 +20,4 @@ public struct ReloadReport: Codable, Sendable, Equatable {
         self.problems = problems
         self.restartOnly = restartOnly
     }
-
-    enum CodingKeys: String, CodingKey {
-        case applied, handlers, problems
-        case disabledHandlers = "disabled_handlers"
-        case restartOnly = "restart_only"
-    }
 }

@@ -15,11 +15,6 @@ public struct UsedReport: Codable, Sendable, Equatable {
         self.nextFetchAt = nextFetchAt
         self.reason = reason
     }
-
-    enum CodingKeys: String, CodingKey {
-        case handler, reason
-        case nextFetchAt = "next_fetch_at"
-    }
 }
 
 /// Answer to `usage`: what fetchd learned about when a handler's content is used.
@@ -37,10 +32,6 @@ public struct UsageReport: Codable, Sendable, Equatable {
             self.at = at
             self.utcOffsetSeconds = utcOffsetSeconds
             self.source = source
-        }
-        enum CodingKeys: String, CodingKey {
-            case at, source
-            case utcOffsetSeconds = "utc_offset_seconds"
         }
     }
 
@@ -89,11 +80,6 @@ public struct UsageReport: Codable, Sendable, Equatable {
             self.toMinutes = toMinutes
             self.risk = risk
         }
-        enum CodingKeys: String, CodingKey {
-            case risk
-            case fromMinutes = "from_minutes"
-            case toMinutes = "to_minutes"
-        }
     }
 
     /// Creates a report.
@@ -107,14 +93,5 @@ public struct UsageReport: Codable, Sendable, Equatable {
         self.recentUses = recentUses
         self.plannedFetches = plannedFetches
         self.afterUse = afterUse
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case handler, learns, sources
-        case afterUse = "after_use"
-        case daysOfUse = "days_of_use"
-        case weekByHour = "week_by_hour"
-        case recentUses = "recent_uses"
-        case plannedFetches = "planned_fetches"
     }
 }
