@@ -2,20 +2,21 @@ import FetchdCore
 import Foundation
 import GRDB
 
-/// One row of `push_pending`: a handler's pending push as stored. What it means (deferred or
-/// admitted, when it may run) is FetchdPush's to say; this module only keeps it.
+/// One row of `push_pending`, a handler's pending push as stored: its columns, by name. What
+/// they mean (deferred or admitted, when it may run) is FetchdPush's `PendingPush` to say;
+/// this module only keeps them.
 public struct StoredPush: Sendable, Equatable {
-    /// The handler.
+    /// `handler`.
     public var handler: String
-    /// When its fetch may run.
+    /// `due_at`.
     public var dueAt: Date
-    /// The newest push's data, if it carried any.
+    /// `data`.
     public var data: String?
-    /// When the newest push arrived (stored to the millisecond); tells this row from a later one.
+    /// `received_at`, to the millisecond: tells this row from a later one of its handler.
     public var receivedAt: Date
-    /// How many pushes it stands for.
+    /// `pushes`.
     public var pushes: Int
-    /// The daemon instance that admitted it to fetch at once; nil for a deferred push.
+    /// `owner`: nil for a deferred push.
     public var owner: String?
 }
 
