@@ -65,7 +65,7 @@ public struct Daemon {
         let tally = await coordinator.runDueCounting(trigger: .timer)
         var report = WakeReport(tally: tally, before: before, after: .atEnd())
         // No later batch will carry results the database refused: one more try, or say so.
-        report.unrecorded = await coordinator.pipeline.committer.flushUnrecorded()
+        report.unrecorded = await coordinator.flushUnrecorded()
         close(coordinator.state)
         return report
     }
@@ -145,7 +145,7 @@ public struct Daemon {
         var failure: (any Error)?
         do { try await group.run() } catch { failure = error }
         // Results the database refused would otherwise wait for a batch that never comes.
-        _ = await coordinator.pipeline.committer.flushUnrecorded()
+        _ = await coordinator.flushUnrecorded()
         close(coordinator.state)
         if let failure { throw failure }
         logger.info("fetchd stopped")

@@ -80,6 +80,12 @@ public final class SnapshotStore: Sendable {
     /// The stable path of the newest snapshot's content.
     public func latestContentPath(of handler: String) -> String { layout.latestContentPath(of: handler) }
 
+    /// `latestContentPath(of:)` once `handler` has published content; nil until then.
+    public func publishedContentPath(of handler: String) -> String? {
+        let path = latestContentPath(of: handler)
+        return access(path, F_OK) == 0 ? path : nil
+    }
+
     /// The newest snapshot's metadata, or nil when the handler has none; read from its
     /// `meta.json` each time.
     public func latest(of handler: String) -> SnapshotMetadata? {

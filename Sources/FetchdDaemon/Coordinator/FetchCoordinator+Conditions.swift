@@ -31,6 +31,11 @@ extension FetchCoordinator {
         return true
     }
 
+    /// Pauses the running transfers whose conditions stopped holding.
+    func pauseTransfersWithUnmetConditions() {
+        pipeline.transfers.pause { name in config.handler(named: name).flatMap(unmetConditions) }
+    }
+
     /// Why `handler`'s scheduled fetch waits now; nil when its conditions hold.
     func unmetConditions(_ handler: HandlerConfig) -> String? {
         conditions.unmet(handler, meteredSetting: config.daemon.networkMetered)

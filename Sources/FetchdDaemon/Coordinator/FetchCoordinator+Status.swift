@@ -8,7 +8,7 @@ extension FetchCoordinator {
     /// The status of the daemon and every handler; `markSeen` resets the new-data counters.
     public func status(markSeen: Bool) -> StatusReport {
         if markSeen { try? state.markSeen() }
-        return statusView(now: Date()).report(transfer: pipeline.transfers.status(of:state:), snapshot: publishedSnapshot(of:))
+        return statusView(now: Date()).report(transfer: pipeline.transfers.status(of:state:), snapshot: snapshots.publishedContentPath(of:))
     }
 
     /// A one-line summary for `systemctl status`: `5 handlers, 1 failing; next: weather at 08:50`.
@@ -24,11 +24,5 @@ extension FetchCoordinator {
     /// What the reports are made from, as the coordinator sees it at `now`.
     func statusView(now: Date) -> StatusView {
         StatusView(config: config, eligibility: eligibility(now: now), rejectedReload: rejectedReload, instance: instance)
-    }
-
-    /// The path of `name`'s latest published content, nil while it has none.
-    nonisolated func publishedSnapshot(of name: String) -> String? {
-        let path = snapshots.latestContentPath(of: name)
-        return FileManager.default.fileExists(atPath: path) ? path : nil
     }
 }

@@ -91,7 +91,7 @@ struct DaemonControlHandler: ControlRequestHandler {
         return ControlResponse(fetch: FetchReport(
             handler: name, result: record.result.name, reason: record.result.reason,
             durationMilliseconds: record.durationMilliseconds,
-            snapshotPath: coordinator.publishedSnapshot(of: name), joinedRunning: joined))
+            snapshotPath: coordinator.snapshots.publishedContentPath(of: name), joinedRunning: joined))
     }
 
     /// The newest `limit` results of `name`, newest first; nil when no such handler is loaded

@@ -4,6 +4,11 @@ extension FetchCoordinator {
     /// Answers only when the actor is free: the watchdog's proof that the loop is not stuck.
     func heartbeat() {}
 
+    /// Writes the results the database refused earlier once more (`ResultCommitter`), when no
+    /// later batch would: at the end of `fetchd --once` and at shutdown. Returns how many are
+    /// still unrecorded.
+    public func flushUnrecorded() async -> Int { await pipeline.committer.flushUnrecorded() }
+
     /// Blocks the actor for good, to test that a stalled daemon is restarted by the watchdog.
     /// Reachable only through fetchd's hidden `--debug-stall-after` flag.
     func debugStall() {
