@@ -1,9 +1,9 @@
 import FetchdSystemd
 import Logging
 
-/// A bus connection that a watcher keeps while some handler wants it (`SessionWatcher`,
-/// `NetworkWatcher`): opened when wanted, unless one is open or a retry waits; left when no
-/// longer wanted; after an attempt fails or the connection closes, reopened with growing delays
+/// A bus connection that a bus watcher's loop (`BusWatchLoop`) keeps while some handler wants
+/// it: opened when wanted, unless one is open or a retry waits; left when no longer wanted;
+/// after an attempt fails or the connection closes, reopened with growing delays
 /// (`BusReconnect`), the first failure of an outage logged as the watcher words it and the
 /// retries at debug level.
 struct BusLink {

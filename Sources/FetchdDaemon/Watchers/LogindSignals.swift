@@ -12,7 +12,7 @@ import Synchronization
 /// the owner of the name is tracked (asked once, then followed through the bus's
 /// `NameOwnerChanged`, which only the bus itself sends) and every signal's sender, which the
 /// bus fills in, must be that owner.
-final class LogindSignals: Sendable {
+final class LogindSignals: BusSignals {
     /// What was seen.
     enum Event: Sendable, Equatable {
         /// A use of the machine, and what showed it ("unlock", "resume", ...).

@@ -9,7 +9,7 @@ import Synchronization
 /// `sender='org.freedesktop.NetworkManager'`, and since any client may still address a signal to
 /// fetchd's connection directly, the name's owner is followed (`NameOwnerChanged`, sent only by
 /// the bus) and every signal's sender must be that owner.
-final class NetworkManagerSignals: Sendable {
+final class NetworkManagerSignals: BusSignals {
     /// What was seen.
     enum Event: Sendable, Equatable {
         /// NetworkManager's current view (on connecting, and at every change).
