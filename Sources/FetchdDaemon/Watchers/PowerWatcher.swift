@@ -22,7 +22,8 @@ final class PowerWatcher: Service, Sendable {
     private let logger: Logger
     /// Asked for a wake when the conditions change.
     private let wakes: any WakeRequests
-    private let fd: Int32
+    /// The supplies' files and folders.
+    private let inotify = Inotify()
     /// The kernel uevent socket, when netlink is there.
     private let uevents: Int32?
     private let queue = DispatchQueue(label: "fetchd-power-watcher")
@@ -34,33 +35,30 @@ final class PowerWatcher: Service, Sendable {
         self.directory = directory
         self.logger = logger
         self.wakes = wakes
-        fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         let (socket, problem) = PowerUevents.open()
         uevents = socket
         if let problem { logger.info("power: no kernel uevents (\(problem)); changes show through inotify and at every wake") }
     }
 
     deinit {
-        if fd >= 0 { close(fd) }
         if let uevents { close(uevents) }
     }
 
     /// Runs until graceful shutdown.
     func run() async {
-        guard fd >= 0 else {
-            logger.info("power: inotify_init1: \(String(cString: strerror(errno))); the power is read at every wake only")
+        if let problem = inotify.problem {
+            logger.info("power: \(problem); the power is read at every wake only")
             try? await gracefulShutdown()
             return
         }
         addWatches()
         let (changes, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        source.setEventHandler { [self] in
-            drainEvents()
+        let source = inotify.readSource(on: queue) { [self] in
+            // Which event it was does not matter: the coordinator reads every supply again.
+            inotify.drain { _ in }
             addWatches()  // a supply may have appeared
             continuation.yield()
         }
-        source.resume()
         let kernel = uevents.map { socket in
             let source = DispatchSource.makeReadSource(fileDescriptor: socket, queue: queue)
             source.setEventHandler { if PowerUevents.drain(socket) { continuation.yield() } }
@@ -81,22 +79,14 @@ final class PowerWatcher: Service, Sendable {
     /// Watches the folder (supplies appearing and going) and each supply's attributes that
     /// decide the conditions. Adding an existing watch again only returns its descriptor.
     private func addWatches() {
-        _ = inotify_add_watch(fd, directory, UInt32(IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM))
+        inotify.add(directory, mask: UInt32(IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM))
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         for name in names {
             for attribute in ["online", "capacity", "status", "type"] {
-                _ = inotify_add_watch(fd, "\(directory)/\(name)/\(attribute)",
-                                      UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_ATTRIB))
+                inotify.add("\(directory)/\(name)/\(attribute)", mask: UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_ATTRIB))
             }
             // A supply replaced by a rename of its attribute files shows on its folder.
-            _ = inotify_add_watch(fd, "\(directory)/\(name)", UInt32(IN_CREATE | IN_MOVED_TO))
+            inotify.add("\(directory)/\(name)", mask: UInt32(IN_CREATE | IN_MOVED_TO))
         }
-    }
-
-    /// Reads and discards every pending event: which one it was does not matter, the
-    /// coordinator reads every supply again.
-    private func drainEvents() {
-        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        while buffer.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}
     }
 }

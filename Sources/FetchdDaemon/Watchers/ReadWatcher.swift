@@ -32,35 +32,35 @@ final class ReadWatcher: Service, Sendable {
     private let wakes: any WakeRequests
     private let layout: SnapshotLayout
     private let logger: Logger
-    private let fd: Int32
+    /// The cache root, the handlers' folders and their current versions.
+    private let inotify = Inotify()
     private let watches = Mutex(Watches())
     private let queue = DispatchQueue(label: "fetchd-read-watcher")
     private let folder = UseFolder()
     /// How long after a handler's fetch its own program's opens may still arrive from inotify.
     static let ownReadsSeconds = 2.0
 
+    /// Watches the snapshots under `cacheDirectory` (the configured cache root).
     init(uses: any UseSink, cacheDirectory: String, logger: Logger, wakes: any WakeRequests) {
         self.uses = uses
         self.wakes = wakes
         self.layout = SnapshotLayout(root: cacheDirectory)
         self.logger = logger
-        fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
     }
 
-    deinit { if fd >= 0 { close(fd) } }
-
+    /// Runs until graceful shutdown.
     func run() async throws {
-        guard fd >= 0 else {
-            logger.warning("usage source \"reads\" unavailable: inotify_init1: \(String(cString: strerror(errno)))")
+        if let problem = inotify.problem {
+            logger.warning("usage source \"reads\" unavailable: \(problem)")
             // Returning would end the whole service group: wait for shutdown like the others.
             try? await gracefulShutdown()
             return
         }
         await refresh()
         let (opens, continuation) = AsyncStream<String>.makeStream()
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        source.setEventHandler { [self] in for handler in drainEvents() { continuation.yield(handler) } }
-        source.resume()
+        let source = inotify.readSource(on: queue) { [self] in
+            for handler in drainEvents() { continuation.yield(handler) }
+        }
         await withGracefulShutdownHandler {
             for await handler in opens { await record(handler) }
         } onGracefulShutdown: {
@@ -87,28 +87,15 @@ final class ReadWatcher: Service, Sendable {
     }
 
     private func add(_ path: String, mask: UInt32, role: Role) {
-        let wd = inotify_add_watch(fd, path, mask)
+        let wd = inotify.add(path, mask: mask)
         if wd >= 0 { watches.withLock { $0.roles[wd] = role } }
     }
 
     /// Reads every pending event; returns the handlers whose content was opened.
     private func drainEvents() -> [String] {
         var opened: [String] = []
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            guard count > 0 else { break }
-            var offset = 0
-            while offset + 16 <= count {
-                let (wd, mask, length) = buffer.withUnsafeBytes { raw in
-                    (raw.load(fromByteOffset: offset, as: Int32.self), raw.load(fromByteOffset: offset + 4, as: UInt32.self),
-                     Int(raw.load(fromByteOffset: offset + 12, as: UInt32.self)))
-                }
-                let nameBytes = buffer[(offset + 16)..<min(count, offset + 16 + length)].prefix { $0 != 0 }
-                let name = String(decoding: nameBytes, as: UTF8.self)
-                offset += 16 + length
-                if let handler = handle(wd: wd, mask: mask, name: name) { opened.append(handler) }
-            }
+        inotify.drain { event in
+            if let handler = handle(wd: event.watch, mask: event.mask, name: event.name) { opened.append(handler) }
         }
         return opened
     }
