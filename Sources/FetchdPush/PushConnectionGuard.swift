@@ -14,8 +14,10 @@ import NIOHTTPTypes
 /// - a response marked `Connection: close` (every refusal) closes the connection once written,
 ///   so the rest of a refused body is never read.
 ///
-/// One instance per connection, on its event loop (NIO handlers are not shared).
-final class PushConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
+/// One instance per connection, on its event loop (NIO handlers are not shared). The first
+/// request's deadline starts once the connection is open, and whatever deadline runs stops when
+/// the handler leaves the pipeline (`PushConnectionLifecycle`).
+final class PushConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler, PushConnectionLifecycle {
     /// Request parts, after HTTP/1 decoding.
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -39,19 +41,13 @@ final class PushConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         self.readTimeout = readTimeout
     }
 
-    /// Starts the first request's deadline when the connection is already open.
-    func handlerAdded(context: ChannelHandlerContext) {
-        if context.channel.isActive { startDeadline(context) }
-    }
-
     /// Starts the first request's deadline.
-    func channelActive(context: ChannelHandlerContext) {
+    func connectionOpened(context: ChannelHandlerContext) {
         startDeadline(context)
-        context.fireChannelActive()
     }
 
     /// Stops the deadline.
-    func handlerRemoved(context: ChannelHandlerContext) {
+    func handlerLeft(context: ChannelHandlerContext) {
         deadline?.cancel()
         deadline = nil
     }

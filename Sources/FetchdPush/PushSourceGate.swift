@@ -2,8 +2,9 @@ import NIOCore
 
 /// Closes a push listener connection at once when its source already holds its share of the
 /// listener's connections (`PushSourceLimits`), and gives the share back when it closes. It
-/// closes a refused connection as soon as it is active, before a request is read.
-final class PushSourceGate: ChannelInboundHandler, RemovableChannelHandler {
+/// closes a refused connection as soon as it is active, before a request is read
+/// (`PushConnectionLifecycle`).
+final class PushSourceGate: ChannelInboundHandler, RemovableChannelHandler, PushConnectionLifecycle {
     /// Raw bytes: the gate reads nothing, it only counts.
     typealias InboundIn = NIOAny
 
@@ -16,15 +17,16 @@ final class PushSourceGate: ChannelInboundHandler, RemovableChannelHandler {
         self.limits = limits
     }
 
-    /// Checks the source when the connection is already open.
-    func handlerAdded(context: ChannelHandlerContext) {
-        if context.channel.isActive { admit(context) }
-    }
-
-    /// Checks the source.
-    func channelActive(context: ChannelHandlerContext) {
-        admit(context)
-        context.fireChannelActive()
+    /// Checks the source: counts the connection, or closes it when the source holds its share.
+    func connectionOpened(context: ChannelHandlerContext) {
+        guard !checked else { return }
+        checked = true
+        guard let source = PushSourceLimits.Source(context.channel.remoteAddress) else { return }
+        if limits.connectionOpened(from: source) {
+            counted = source
+        } else {
+            context.close(promise: nil)
+        }
     }
 
     /// Gives the share back.
@@ -34,19 +36,8 @@ final class PushSourceGate: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// Gives the share back (the pipeline is torn down without an inactive event too).
-    func handlerRemoved(context: ChannelHandlerContext) {
+    func handlerLeft(context: ChannelHandlerContext) {
         release()
-    }
-
-    private func admit(_ context: ChannelHandlerContext) {
-        guard !checked else { return }
-        checked = true
-        guard let source = PushSourceLimits.Source(context.channel.remoteAddress) else { return }
-        if limits.connectionOpened(from: source) {
-            counted = source
-        } else {
-            context.close(promise: nil)
-        }
     }
 
     private func release() {
