@@ -83,10 +83,19 @@ public struct HandlerStatus: Codable, Sendable, Equatable {
     public var pendingPushes: Int?
     /// The handler's `push_limit`, e.g. `6/hour`.
     public var pushLimit: String?
-    /// Why its scheduled fetch is deferred ("waiting for AC power"); nil when its conditions hold.
+    /// What its scheduled fetch waits for ("AC power"); nil when its conditions hold.
     public var waitingFor: String?
     /// For a transfer handler: its download in progress or waiting to resume; nil when none is.
     public var transfer: TransferStatus?
+    /// Where it is defined, `file:line` (the status of one handler only).
+    public var definedIn: String?
+    /// Every reason it is not being fetched now, in the order the rules apply them; empty when
+    /// the next wake fetches it (the status of one handler only).
+    public var holds: [HoldReport]?
+    /// Its own budget's use, when it learns its usage (the status of one handler only).
+    public var budget: BudgetReport?
+    /// Its latest attempts, newest first (the status of one handler only).
+    public var recent: [HistoryEntry]?
 
     /// A handler that is not running and has no recorded fetch; the rest is set field by field.
     public init(name: String, kind: String, enabled: Bool) {

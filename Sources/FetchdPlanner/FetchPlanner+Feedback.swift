@@ -74,6 +74,7 @@ extension FetchPlanner {
             let floor = adjusted.earliestAllowed(now: now, recentFetches: Array(recentFetches.suffix(perDay)))
             decision = Decision(date: max(floor, last.addingTimeInterval(wait)),
                                 reason: "failed \(feedback.consecutiveFailures) time(s) in a row: retry after \(Self.text(wait))")
+            decision.retryAfterFailures = feedback.consecutiveFailures
         }
         return decision
     }

@@ -35,6 +35,9 @@ public struct FetchPlanner: Sendable {
         public var date: Date
         /// Why: "predicted use Tue 08:55 (p=0.62), lead 2 min", "cold start: every 2 h", ...
         public var reason: String
+        /// Set when `date` is a retry after this many failures in a row (the back-off), not a
+        /// fetch for a predicted use.
+        public var retryAfterFailures: Int?
 
         /// Creates a decision.
         public init(date: Date, reason: String) {

@@ -14,6 +14,10 @@ public enum MessageID {
     /// A configuration reload took effect.
     public static let reloaded = "22023a6b45a9435faaa67173b0ae1a87"
 
+    /// A scheduled fetch began to wait for its conditions (network, power, battery); the
+    /// message says which.
+    public static let conditionWait = "5c1df485456b4d90a126ae52fb6df113"
+
     /// The logger metadata key whose value becomes the entry's `MESSAGE_ID`.
     public static let metadataKey = "message_id"
 }

@@ -3,14 +3,24 @@ import FetchdControl
 import FetchdCore
 import Foundation
 
-/// `fetchctl status`: every handler at a glance.
+/// `fetchctl status`: every handler at a glance; `fetchctl status NAME`: one handler, and why it
+/// is not fetched now.
 struct Status: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show every handler: last result, next fetch, snapshot.")
+    static let configuration = CommandConfiguration(
+        abstract: "Show every handler: last result, next fetch, snapshot; or one handler and why it is not fetched now.")
     @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "A handler: show its latest attempts, when it is next eligible and every reason it is not fetched now.")
+    var handler: String?
     @Flag(name: .long, help: "Do not reset the new-data counters.")
     var peek = false
 
     func run() throws {
+        if let handler {
+            guard let status = try connection.send(ControlRequest(command: .status, handler: handler)).status else { return }
+            if connection.json { return try connection.printJSON(status) }
+            status.handlers.forEach { Self.printDetails(of: $0) }
+            return
+        }
         guard let status = try connection.send(ControlRequest(command: .status, markSeen: !peek)).status else { return }
         if connection.json { return try connection.printJSON(status) }
         print("fetchd \(status.daemonVersion), up since \(TimeText.local(status.startedAt)), config \(status.configFile ?? "(defaults)")")
@@ -39,7 +49,7 @@ struct Status: ParsableCommand {
         }
         let waiting = status.handlers.filter { $0.waitingFor != nil }
         if !waiting.isEmpty {
-            print("\ndeferred until their conditions hold (fetchctl fetch still runs them):")
+            print("\nwaiting for their conditions (fetchctl fetch still runs them):")
             waiting.forEach { print("  \($0.name): \(TerminalText.visible($0.waitingFor ?? ""))") }
         }
         let transfers = status.handlers.filter { $0.transfer != nil }
@@ -54,7 +64,7 @@ struct Status: ParsableCommand {
         }
         let pushes = status.handlers.filter { $0.pendingPushAt != nil }
         if !pushes.isEmpty {
-            print("\npending pushes (over push_limit, coalesced into one fetch):")
+            print("\npushes held by push_limit (coalesced into one fetch each):")
             for handler in pushes {
                 let count = handler.pendingPushes ?? 1
                 print("  \(handler.name): one fetch \(TimeText.relative(handler.pendingPushAt)) (\(TimeText.local(handler.pendingPushAt ?? Date()))), \(count) push\(count == 1 ? "" : "es"), push_limit \(handler.pushLimit ?? "?")")

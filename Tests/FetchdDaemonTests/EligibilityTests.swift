@@ -123,6 +123,25 @@ struct EligibilityTests {
         #expect(rows[4].nextEligibleAt == now, "due, but deferred")
     }
 
+    /// A usage-planned handler's row names what bounds its plan: a retry after failures, its own
+    /// budget, the shared one.
+    @Test func aPlannedRowNamesItsBudgetsAndItsBackoff() {
+        var input = input([handler("retry"), handler("spent"), handler("shared")])
+        var retry = FetchPlanner.Decision(date: now.addingTimeInterval(120), reason: "failed 2 time(s) in a row")
+        retry.retryAfterFailures = 2
+        let freesAt = now.addingTimeInterval(3600)
+        input.plans = ["retry": retry, "spent": .init(date: freesAt, reason: "predicted use"),
+                       "shared": .init(date: now.addingTimeInterval(60), reason: "predicted use")]
+        input.budgets = ["spent": .init(used: 4, perDay: 4, freesAt: freesAt), "retry": .init(used: 1, perDay: 4)]
+        let eligibility = Eligibility(input)
+        #expect(eligibility.row(of: input.handlers[0]).holds == [.backoff(until: now.addingTimeInterval(120), failures: 2)])
+        #expect(eligibility.row(of: input.handlers[1]).holds == [.budget(until: freesAt, used: 4, perDay: 4),
+                                                                .plan(until: freesAt, reason: "predicted use")])
+        let dayAgo = now.addingTimeInterval(-86_000)
+        input.globalBudget = ([dayAgo], 1)
+        #expect(Eligibility(input).row(of: input.handlers[2]).holds.first == .globalBudget(until: dayAgo.addingTimeInterval(86_400), used: 1, budget: 1))
+    }
+
     /// The rows and the wake come from one computation: over many random inputs, a handler
     /// held by nothing is started (or deferred when only its conditions hold it), and one that
     /// is started is held by nothing but a plan within the coalescing window.
@@ -139,7 +158,10 @@ struct EligibilityTests {
                 switch Int.random(in: 0..<8, using: &random) {
                 case 0: input.running.insert(name)
                 case 1: input.unmetConditions[name] = "waiting for AC power"
-                case 2: input.plans[name] = .init(date: now.addingTimeInterval(.random(in: -300...300, using: &random)), reason: "p")
+                case 2:
+                    var plan = FetchPlanner.Decision(date: now.addingTimeInterval(.random(in: -300...300, using: &random)), reason: "p")
+                    if Bool.random(using: &random) { plan.retryAfterFailures = 2 }
+                    input.plans[name] = plan
                 case 3: input.states[name] = state(name, attemptedAgo: 30, notBefore: now.addingTimeInterval(.random(in: -60...60, using: &random)))
                 default: if Bool.random(using: &random) { input.states[name] = state(name, attemptedAgo: .random(in: 0...900, using: &random)) }
                 }
@@ -153,7 +175,10 @@ struct EligibilityTests {
                 if holds == [.conditions("waiting for AC power")] { #expect(deferred) }
                 if started {
                     #expect(holds.allSatisfy {
-                        if case .plan(let until, _) = $0 { until <= now.addingTimeInterval(Scheduler.coalesceSeconds) } else { false }
+                        switch $0 {
+                        case .plan(let until, _), .backoff(let until, _): until <= now.addingTimeInterval(Scheduler.coalesceSeconds)
+                        default: false
+                        }
                     }, "\(handler.name) started while held: \(holds)")
                 }
             }

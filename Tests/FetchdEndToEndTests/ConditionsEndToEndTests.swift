@@ -76,7 +76,7 @@ struct ConditionsEndToEndTests {
 
         let (exit, log) = await daemon.stopWithoutBlocking()
         #expect(exit == 0, "\(log)")
-        #expect(log.contains("backup: deferred: waiting for AC power"), "\(log)")
+        #expect(log.contains("backup: waiting for AC power"), "\(log)")
         #expect(log.contains("backup: conditions hold again"), "\(log)")
     }
 

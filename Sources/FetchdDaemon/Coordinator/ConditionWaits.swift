@@ -1,3 +1,4 @@
+import FetchdSystemd
 import Foundation
 import Logging
 
@@ -16,7 +17,8 @@ struct ConditionWaits {
         for (index, reason) in eligibility.deferred {
             let name = handlers[index].name
             guard reasons.updateValue(reason, forKey: name) != reason else { continue }
-            logger.info("\(name): deferred: \(reason)", metadata: ["handler": "\(name)"])
+            logger.info("\(name): \(reason)",
+                        metadata: ["handler": "\(name)", MessageID.metadataKey: "\(MessageID.conditionWait)"])
         }
         for index in eligibility.ready {
             let name = handlers[index].name

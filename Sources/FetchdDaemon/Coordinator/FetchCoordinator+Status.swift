@@ -11,6 +11,15 @@ extension FetchCoordinator {
         return statusView(now: Date()).report(transfer: pipeline.transfers.status(of:state:), snapshot: snapshots.publishedContentPath(of:))
     }
 
+    /// The status of `name` alone, with every reason it is not fetched now and its budget
+    /// (`fetchctl status NAME`); nil when no such handler is loaded.
+    public func status(of name: String) -> StatusReport? {
+        config.handler(named: name).map {
+            statusView(now: Date()).report(detailed: $0, transfer: pipeline.transfers.status(of:state:),
+                                           snapshot: snapshots.publishedContentPath(of:))
+        }
+    }
+
     /// A one-line summary for `systemctl status`: `5 handlers, 1 failing; next: weather at 08:50`.
     public func statusLine(now: Date = Date()) -> String { statusView(now: now).line() }
 

@@ -34,7 +34,7 @@ extension FetchCoordinator {
     }
 
     /// A fresh decision, not the kept one (`UsagePlanning.decide`).
-    func decide(_ handler: HandlerConfig, now: Date) -> (decision: FetchPlanner.Decision, floor: Date) {
+    func decide(_ handler: HandlerConfig, now: Date) -> UsagePlanning.Decided {
         plans.planning.decide(handler, now: now)
     }
 

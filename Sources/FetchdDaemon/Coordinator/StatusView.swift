@@ -19,34 +19,57 @@ struct StatusView {
     /// This daemon process.
     let instance: DaemonInstance
 
-    /// The daemon and every handler, as `fetchctl status` shows them. `transfer` gives a
-    /// transfer handler's download, `snapshot` the path of a handler's published content.
-    func report(transfer: (HandlerConfig, HandlerState?) -> TransferStatus?,
+    /// The daemon and every handler, as `fetchctl status` shows them; or the daemon and only
+    /// `detailed`, with every reason it is not fetched now and its budget (`fetchctl status
+    /// NAME`). `transfer` gives a transfer handler's download, `snapshot` the path of a
+    /// handler's published content.
+    func report(detailed: HandlerConfig? = nil, transfer: (HandlerConfig, HandlerState?) -> TransferStatus?,
                 snapshot: (String) -> String?) -> StatusReport {
+        let handlers = detailed.map { [details(of: $0, transfer: transfer, snapshot: snapshot)] }
+            ?? config.handlers.map { status(of: $0, row: eligibility.row(of: $0), transfer: transfer, snapshot: snapshot) }
+        return report(handlers)
+    }
+
+    /// `handler`'s line of the status, with the reasons it is not fetched now and its budget.
+    private func details(of handler: HandlerConfig, transfer: (HandlerConfig, HandlerState?) -> TransferStatus?,
+                         snapshot: (String) -> String?) -> HandlerStatus {
+        let row = eligibility.row(of: handler)
+        var status = status(of: handler, row: row, transfer: transfer, snapshot: snapshot)
+        status.definedIn = handler.sourceFile + (handler.sourceLine.map { ":\($0)" } ?? "")
+        status.holds = row.holds.map { HoldReport($0, of: handler) }
+        status.budget = eligibility.input.budgets[handler.name].map { BudgetReport(used: $0.used, perDay: $0.perDay) }
+        return status
+    }
+
+    /// `handler`'s line of the status.
+    private func status(of handler: HandlerConfig, row: Eligibility.Row,
+                        transfer: (HandlerConfig, HandlerState?) -> TransferStatus?,
+                        snapshot: (String) -> String?) -> HandlerStatus {
         let input = eligibility.input
-        let handlers = config.handlers.map { handler in
-            let stored = input.states[handler.name]
-            let row = eligibility.row(of: handler)
-            var status = HandlerStatus(name: handler.name, kind: handler.kind.rawValue, enabled: handler.enabled)
-            status.running = input.running.contains(handler.name)
-            if let stored {
-                status.lastResult = stored.lastResult
-                status.lastReason = stored.lastReason
-                status.lastAttemptAt = stored.lastAttemptAt
-                status.lastSuccessAt = stored.lastSuccessAt
-                status.newDataSinceLastLook = stored.newDataUnseen
-                status.consecutiveFailures = stored.consecutiveFailures
-            }
-            status.nextEligibleAt = row.nextEligibleAt
-            status.snapshotPath = snapshot(handler.name)
-            status.planReason = row.plan?.reason
-            status.pendingPushAt = input.waitingPushes[handler.name]?.dueAt
-            status.pendingPushes = input.waitingPushes[handler.name]?.pushes
-            status.pushLimit = handler.pushLimit.description
-            status.transfer = transfer(handler, stored)
-            status.waitingFor = row.waitingFor
-            return status
+        let stored = input.states[handler.name]
+        var status = HandlerStatus(name: handler.name, kind: handler.kind.rawValue, enabled: handler.enabled)
+        status.running = input.running.contains(handler.name)
+        if let stored {
+            status.lastResult = stored.lastResult
+            status.lastReason = stored.lastReason
+            status.lastAttemptAt = stored.lastAttemptAt
+            status.lastSuccessAt = stored.lastSuccessAt
+            status.newDataSinceLastLook = stored.newDataUnseen
+            status.consecutiveFailures = stored.consecutiveFailures
         }
+        status.nextEligibleAt = row.nextEligibleAt
+        status.snapshotPath = snapshot(handler.name)
+        status.planReason = row.plan?.reason
+        status.pendingPushAt = input.waitingPushes[handler.name]?.dueAt
+        status.pendingPushes = input.waitingPushes[handler.name]?.pushes
+        status.pushLimit = handler.pushLimit.description
+        status.transfer = transfer(handler, stored)
+        status.waitingFor = row.waitingFor
+        return status
+    }
+
+    /// The daemon, its configuration's problems and `handlers`.
+    private func report(_ handlers: [HandlerStatus]) -> StatusReport {
         let rejected = rejectedReload.map {
             ConfigProblem(file: $0.file, line: $0.line, key: $0.key, handler: $0.handler,
                           message: "reload rejected, previous config still in force: \($0.message)")

@@ -6,9 +6,8 @@ import Foundation
 /// kept until the handler is used or fetched, or a reload, and for at most `lifetimeSeconds`:
 /// deciding costs a read of the handler's uses and fetches, and every wake and status asks.
 struct UsagePlans {
-    /// A decision, the earliest the handler may run at all (`min_interval` and its own budget),
-    /// and when the decision was made.
-    typealias Plan = (decision: FetchPlanner.Decision, floor: Date, madeAt: Date)
+    /// A decision with what bound it (`UsagePlanning.Decided`), and when it was made.
+    typealias Plan = (decided: UsagePlanning.Decided, madeAt: Date)
 
     /// A plan older than this is made again even if nothing happened: its 24-hour horizon has
     /// moved on (seconds).
@@ -26,11 +25,11 @@ struct UsagePlans {
     mutating func decision(for handler: HandlerConfig, now: Date) -> FetchPlanner.Decision? {
         guard handler.learnsUsage, handler.enabled, handler.minInterval != .never else { return nil }
         if let plan = plans[handler.name], now.timeIntervalSince(plan.madeAt) < Self.lifetimeSeconds {
-            return plan.decision
+            return plan.decided.decision
         }
-        let (decision, floor) = planning.decide(handler, now: now)
-        plans[handler.name] = (decision, floor, now)
-        return decision
+        let decided = planning.decide(handler, now: now)
+        plans[handler.name] = (decided, now)
+        return decided.decision
     }
 
     /// The decisions of the learning handlers among `handlers`, held back by the shared budget
@@ -53,7 +52,10 @@ struct UsagePlans {
 
     /// The earliest each planned handler may run at all: a wake may run it a little before its
     /// planned time, never before this.
-    var floors: [String: Date] { plans.mapValues(\.floor) }
+    var floors: [String: Date] { plans.mapValues(\.decided.floor) }
+
+    /// How much of its own budget each planned handler used, as its decision counted it.
+    var budgets: [String: UsagePlanning.BudgetUse] { plans.mapValues(\.decided.budget) }
 
     /// Drops `name`'s decision: it was used or fetched, so its budget or its content's age changed.
     mutating func forget(_ name: String) { plans[name] = nil }

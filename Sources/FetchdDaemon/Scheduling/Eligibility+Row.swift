@@ -17,8 +17,15 @@ extension Eligibility {
         case minInterval(until: Date)
         /// The server's Retry-After, max-age or Expires ends then.
         case serverFloor(until: Date)
-        /// The usage planner fetches it then, for this reason (`global_budget` included).
+        /// The usage planner fetches it then, for this reason.
         case plan(until: Date, reason: String)
+        /// The usage planner retries it then, after this many failures in a row.
+        case backoff(until: Date, failures: Int)
+        /// Its own budget (`perDay` per rolling 24 hours, `used` of them) has room again then.
+        case budget(until: Date, used: Int, perDay: Int)
+        /// `global_budget` (`budget` usage-planned fetches per rolling 24 hours of all
+        /// handlers, `used` of them) has room again then.
+        case globalBudget(until: Date, used: Int, budget: Int)
         /// Its conditions (network, power, battery) do not hold, for this reason.
         case conditions(String)
         /// A deferred push waits for its `push_limit` until then.
@@ -60,8 +67,9 @@ extension Eligibility {
         if input.isBusy(name) { holds.append(.fetching) }
         let scheduledHandler = handler.enabled && handler.minInterval != .never
         if scheduledHandler {
+            // A usage plan replaces the min_interval rule: the planner keeps that floor itself.
             if let plan {
-                if plan.date > now { holds.append(.plan(until: plan.date, reason: plan.reason)) }
+                holds += planHolds(plan, of: name)
             } else if case .seconds(let seconds) = handler.minInterval,
                       let last = Scheduler.lastAttempt(state, now: now), last.addingTimeInterval(seconds) > now {
                 holds.append(.minInterval(until: last.addingTimeInterval(seconds)))
@@ -75,6 +83,27 @@ extension Eligibility {
         if let push, push.dueAt > now { holds.append(.pushLimit(until: push.dueAt)) }
         if let resume = input.transferResumes[name], resume > now { holds.append(.transferRetry(until: resume)) }
         return Row(scheduledAt: scheduled, nextEligibleAt: next, plan: plan, holds: holds)
+    }
+
+    /// What holds a usage-planned handler back: its own budget, the shared one, and the plan
+    /// itself (a retry after failures, or a fetch before a predicted use).
+    private func planHolds(_ plan: FetchPlanner.Decision, of name: String) -> [Hold] {
+        let now = input.now
+        var holds: [Hold] = []
+        if let budget = input.budgets[name], let freesAt = budget.freesAt, freesAt > now {
+            holds.append(.budget(until: freesAt, used: budget.used, perDay: budget.perDay))
+        }
+        if let global = input.globalBudget, let floor = UsagePlanning.floor(of: global), floor > now {
+            holds.append(.globalBudget(until: floor, used: global.recent.count, budget: global.budget))
+        }
+        if plan.date > now {
+            if let failures = plan.retryAfterFailures {
+                holds.append(.backoff(until: plan.date, failures: failures))
+            } else {
+                holds.append(.plan(until: plan.date, reason: plan.reason))
+            }
+        }
+        return holds
     }
 
     /// The enabled handler eligible soonest on its schedule (not before now), for the status line.

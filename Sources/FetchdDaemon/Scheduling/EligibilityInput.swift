@@ -33,6 +33,8 @@ struct EligibilityInput: Sendable {
     /// The earliest each usage-planned handler may run at all (its `min_interval` and its own
     /// budget): a wake may run it a little before its plan, never before this.
     var planFloors: [String: Date] = [:]
+    /// How much of its own budget each usage-planned handler used, as its plan counted it.
+    var budgets: [String: UsagePlanning.BudgetUse] = [:]
     /// The usage-planned fetches of the last 24 hours and `global_budget`, when one is set.
     var globalBudget: UsagePlanning.GlobalBudgetUse?
     /// When each transfer handler's partial download may resume, for those neither running nor

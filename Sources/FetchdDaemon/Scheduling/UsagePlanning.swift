@@ -24,13 +24,34 @@ struct UsagePlanning: Sendable {
     /// The usage-planned fetches of the last 24 hours, and `global_budget`.
     typealias GlobalBudgetUse = (recent: [Date], budget: Int)
 
+    /// How much of a handler's own `budget` the last 24 hours used, as the planner counts it
+    /// (`FetchPlanner.earliestAllowed`).
+    struct BudgetUse: Sendable, Equatable {
+        /// Attempts in the last 24 hours.
+        var used: Int
+        /// The handler's `budget`, per rolling 24 hours.
+        var perDay: Int
+        /// When the next attempt fits, while none does.
+        var freesAt: Date?
+    }
+
+    /// What the planner decided for a handler, with what it was bound by.
+    struct Decided: Sendable {
+        /// The next planned fetch and why.
+        var decision: FetchPlanner.Decision
+        /// The earliest the handler may run at all (`min_interval` and its own budget).
+        var floor: Date
+        /// Its own budget's use.
+        var budget: BudgetUse
+    }
+
     /// Where uses, attempts and results are recorded.
     let state: StateStore
 
     /// A fresh decision from the stored uses, attempts and results, and the earliest the
     /// handler may run at all: the daemon's side of `SimulatorParityTests`, which checks that
     /// `fetchctl simulate` (`Simulator`) decides as this does.
-    func decide(_ handler: HandlerConfig, now: Date) -> (decision: FetchPlanner.Decision, floor: Date) {
+    func decide(_ handler: HandlerConfig, now: Date) -> Decided {
         let inputs = inputs(of: handler, now: now)
         let results = ((try? state.history(of: handler.name, limit: 10)) ?? []).map(\.result)
         var feedback = FetchPlanner.Feedback(resultsNewestFirst: results)
@@ -40,7 +61,19 @@ struct UsagePlanning: Sendable {
         let decision = inputs.attempts.isEmpty
             ? FetchPlanner.Decision(date: now, reason: "first fetch")
             : inputs.planner.next(now: now, model: inputs.model, recentFetches: inputs.attempts, feedback: feedback)
-        return (decision, inputs.planner.earliestAllowed(now: now, recentFetches: inputs.attempts))
+        return Decided(decision: decision, floor: inputs.planner.earliestAllowed(now: now, recentFetches: inputs.attempts),
+                       budget: Self.budgetUse(inputs.attempts, perDay: inputs.planner.limits.budgetPerDay, now: now))
+    }
+
+    /// The budget `attempts` (the latest, oldest first, at most `perDay`) leave at `now`.
+    static func budgetUse(_ attempts: [Date], perDay: Int, now: Date) -> BudgetUse {
+        let dayAgo = now.addingTimeInterval(-86_400)
+        var use = BudgetUse(used: attempts.filter { $0 > dayAgo }.count, perDay: perDay)
+        if attempts.count >= perDay {
+            let freesAt = attempts[attempts.count - perDay].addingTimeInterval(86_400)
+            if freesAt > now { use.freesAt = freesAt }
+        }
+        return use
     }
 
     /// The model of `handler`'s stored uses, its planner, its recent attempts and its uses.

@@ -11,12 +11,21 @@ struct DaemonControlHandler: ControlRequestHandler {
     /// Where `reload` requests go (the reload service answers them in turn).
     let reloads: ReloadService.Requests
 
+    /// How many of its latest attempts the status of one handler shows.
+    static let recentAttempts = 5
+
     func handle(_ request: ControlRequest, from peer: PeerCredentials) async -> ControlResponse {
         switch request.command {
         case .ping:
             return ControlResponse(pong: PingReport(daemonVersion: Defaults.version, pid: getpid()))
         case .status:
-            return ControlResponse(status: await coordinator.status(markSeen: request.markSeen ?? true))
+            guard let name = request.handler else {
+                return ControlResponse(status: await coordinator.status(markSeen: request.markSeen ?? true))
+            }
+            // One handler, with why it is not fetched now and its latest attempts.
+            guard var report = await coordinator.status(of: name) else { return .unknownHandler(name) }
+            report.handlers[0].recent = await history(of: name, limit: Self.recentAttempts)
+            return ControlResponse(status: report)
         case .history:
             guard let name = request.handler else { return .failure(.badRequest, "history needs a handler name") }
             guard let entries = await history(of: name, limit: request.limit ?? Defaults.historyLimit) else {

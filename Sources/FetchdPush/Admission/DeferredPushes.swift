@@ -78,7 +78,7 @@ public struct DeferredPushes: Sendable {
                 case .run(let due):
                     taken[handler.name] = due
                 case .rescheduled(let moved):
-                    logger.info("\(handler.name): deferred push moved to \(moved.dueAt) (push_limit \(handler.pushLimit))")
+                    logger.info("\(handler.name): held push moved to \(moved.dueAt) (push_limit \(handler.pushLimit))")
                 case nil: break
                 }
             } catch {
