@@ -386,6 +386,7 @@ install: release man
 	[ -e $(DESTDIR)/etc/fetchd/fetchd.toml ] || install -m 0644 config/fetchd.toml $(DESTDIR)/etc/fetchd/fetchd.toml
 	install -d $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples
 	install -m 0644 config/handlers.d/*.toml systemd/user-handlers.conf $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples/
+	install -m 0644 docs/threat-model.md docs/security-notes.md docs/planned-timer.md $(DESTDIR)$(PREFIX)/share/doc/fetchd/
 
 # The Debian package, from this tree, offline: dpkg-buildpackage runs debian/rules, whose build
 # and install steps are `make release man` and `make install DESTDIR=debian/fetchd PREFIX=/usr`;

@@ -49,7 +49,8 @@ let package = Package(
         // TOML configuration: loading, validation, diagnostics with file/line/key.
         .target(
             name: "FetchdConfig",
-            dependencies: ["FetchdCore", .product(name: "TOMLKit", package: "TOMLKit")]
+            // CCurlShim: URLs are checked by libcurl's own parser, as every fetch parses them.
+            dependencies: ["FetchdCore", "CCurlShim", .product(name: "TOMLKit", package: "TOMLKit")]
         ),
         // Linux calls glibc hides behind _GNU_SOURCE (syncfs).
         .target(name: "CPosixShim"),

@@ -1,6 +1,14 @@
 /// One problem found in a configuration file, located precisely enough to fix it:
 /// `/etc/fetchd/handlers.d/news.toml:7: key "deadline": "soon" is not a duration; ...`.
 public struct ConfigDiagnostic: Error, Sendable, Equatable, Codable, CustomStringConvertible {
+    /// What the problem does to fetchd.
+    public enum Effect: String, Sendable, Codable {
+        /// fetchd does not start (a problem of the main file, a file it may not trust).
+        case stopsStart = "stops-start"
+        /// fetchd starts without the handler (or without every handler of the file).
+        case skipsHandler = "skips-handler"
+    }
+
     /// The file the problem is in.
     public var file: String
     /// The 1-based line of the offending key or table, or nil when the file itself is at fault.
@@ -11,6 +19,8 @@ public struct ConfigDiagnostic: Error, Sendable, Equatable, Codable, CustomStrin
     public var message: String
     /// The handler the problem belongs to, when it is inside a handler table.
     public var handler: String?
+    /// What it does to fetchd; set by the loader, which knows where the problem lies.
+    public var effect: Effect = .skipsHandler
 
     /// Creates a diagnostic.
     public init(file: String, line: Int?, key: String?, message: String, handler: String? = nil) {
@@ -19,6 +29,21 @@ public struct ConfigDiagnostic: Error, Sendable, Equatable, Codable, CustomStrin
         self.key = key
         self.message = message
         self.handler = handler
+    }
+
+    /// What the problem does, in words: "fetchd does not start", "handler \"news\" is left out".
+    public var effectText: String {
+        switch effect {
+        case .stopsStart: "fetchd does not start"
+        case .skipsHandler: handler.map { "handler \"\($0)\" is left out" } ?? "the file's handlers are left out"
+        }
+    }
+
+    /// This problem, marked as stopping fetchd's start.
+    func stoppingStart() -> ConfigDiagnostic {
+        var stopping = self
+        stopping.effect = .stopsStart
+        return stopping
     }
 
     /// `file:line: key "k": message`, the format compilers use so editors can jump to it.

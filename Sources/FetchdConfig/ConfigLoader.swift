@@ -57,28 +57,42 @@ public enum ConfigLoader {
     /// - Throws: `ConfigLoadError` when the main file is unreadable, unparseable or invalid.
     public static func load(mainFile: String, requireMainFile: Bool = true,
                             readsSecrets: Bool = true) throws(ConfigLoadError) -> LoadedConfig {
+        let reading = read(mainFile: mainFile, requireMainFile: requireMainFile, readsSecrets: readsSecrets)
+        guard reading.stopping.isEmpty else { throw ConfigLoadError(diagnostics: reading.stopping) }
+        return reading.config
+    }
+
+    /// The main file and every handler file, read on past the problems that stop a start, so
+    /// that a check finds the handler files' problems too: `stopping` holds those of the main
+    /// file and of the trust checks (the main file's unusable keys then keep their defaults,
+    /// and no secret is read), `config.diagnostics` those that leave handlers out.
+    private static func read(mainFile: String, requireMainFile: Bool,
+                             readsSecrets: Bool) -> (config: LoadedConfig, stopping: [ConfigDiagnostic]) {
         var daemon = DaemonConfig()
         var mainDocument: ParsedDocument?
         defer { mainDocument?.release() }
-        if let untrusted = ConfigTrust.problem(at: mainFile) { throw ConfigLoadError(diagnostics: [untrusted]) }
+        var stopping: [ConfigDiagnostic] = []
+        if let untrusted = ConfigTrust.problem(at: mainFile) { stopping.append(untrusted) }
         if requireMainFile || FileManager.default.fileExists(atPath: mainFile) {
             let parsed = parse(file: mainFile)
-            guard let document = parsed.document else { throw ConfigLoadError(diagnostics: parsed.diagnostics) }
-            mainDocument = document
-            var reader = TableReader(table: document.table, file: mainFile, lines: document.lines,
-                                     section: .init(name: "", element: nil))
-            daemon = DaemonConfig.read(from: &reader)
-            guard reader.diagnostics.isEmpty else { throw ConfigLoadError(diagnostics: reader.diagnostics) }
+            stopping += parsed.diagnostics
+            if let document = parsed.document {
+                mainDocument = document
+                var reader = TableReader(table: document.table, file: mainFile, lines: document.lines,
+                                         section: .init(name: "", element: nil))
+                daemon = DaemonConfig.read(from: &reader)
+                stopping += reader.diagnostics
+            }
         }
-        daemon.readsSecrets = readsSecrets
         let baseDirectory = PathName.directory(of: mainFile)
         let handlersDirectory = daemon.handlersDirectory.hasPrefix("/")
             ? daemon.handlersDirectory
             : (baseDirectory.isEmpty ? "." : baseDirectory) + "/" + daemon.handlersDirectory
         // The folder is listed once: the files checked are the files read.
         let files = handlerFiles(in: handlersDirectory)
-        let untrusted = ([handlersDirectory] + files).compactMap { ConfigTrust.problem(at: $0) }
-        guard untrusted.isEmpty else { throw ConfigLoadError(diagnostics: untrusted) }
+        stopping += ([handlersDirectory] + files).compactMap { ConfigTrust.problem(at: $0) }
+        // A configuration that does not start reads no secret: it is only being checked.
+        daemon.readsSecrets = readsSecrets && stopping.isEmpty
         var (handlers, diagnostics) = loadHandlers(files, daemon: daemon)
         if let mainDocument, mainDocument.table["handler"] != nil {
             let (mainHandlers, mainDiagnostics) = readHandlers(in: mainDocument, file: mainFile, daemon: daemon,
@@ -87,8 +101,9 @@ public enum ConfigLoader {
             diagnostics.insert(contentsOf: mainDiagnostics, at: 0)
         }
         rejectDuplicates(&handlers, &diagnostics)
-        return LoadedConfig(mainFile: mainDocument == nil ? nil : mainFile, daemon: daemon, handlers: handlers,
-                            diagnostics: diagnostics, handlersDirectory: handlersDirectory)
+        let config = LoadedConfig(mainFile: mainDocument == nil ? nil : mainFile, daemon: daemon, handlers: handlers,
+                                  diagnostics: diagnostics, handlersDirectory: handlersDirectory)
+        return (config, stopping.map { $0.stoppingStart() })
     }
 
     /// Every problem in `path`, for `fetchctl check-config FILE` (see `examine`).
@@ -103,37 +118,54 @@ public enum ConfigLoader {
         /// Whether fetchd would start with it: problems in handler files only leave those
         /// handlers out, a problem in the main file or a failed trust check stops the start.
         public let wouldStart: Bool
+
+        /// The exit status of both checkers (`fetchd --check-config`, `fetchctl check-config`):
+        /// 0 when clean, 1 when fetchd would start and leave handlers out, 78 (EX_CONFIG, as a
+        /// start with it exits) when it would not start.
+        public var exitStatus: Int32 { diagnostics.isEmpty ? 0 : wouldStart ? 1 : 78 }
+
+        /// What both checkers print for `path`: each problem with what it does to fetchd, then
+        /// a count; "PATH: OK" when there is none.
+        public func lines(checked path: String) -> [String] {
+            guard !diagnostics.isEmpty else { return ["\(path): OK"] }
+            return diagnostics.map { "\($0.description) (\($0.effectText))" }
+                + ["\(diagnostics.count) problem(s) found; fetchd \(wouldStart ? "starts without the handlers named" : "does not start")"]
+        }
     }
 
-    /// Every problem in `path`. A file holding only `[[handler]]` tables is checked as a handler
-    /// file; anything else as a main file together with its drop-in folder, as fetchd loads it
-    /// (a missing main file is a problem when `requireMainFile`, else means the defaults).
-    public static func examine(path: String, requireMainFile: Bool = true) -> Examination {
+    /// Every problem in `path` (a relative path is taken from the working directory), each
+    /// marked with what it does to fetchd. A file in a `handlers.d` folder, or holding only
+    /// `[[handler]]` tables, is checked as a handler file, with the trust checks fetchd applies
+    /// to it and its folder; anything else as a main file together with its drop-in folder, as
+    /// fetchd loads it (a missing main file is a problem when `requireMainFile`, else means the
+    /// defaults).
+    public static func examine(path relative: String, requireMainFile: Bool = true) -> Examination {
+        let path = PathName.absolute(relative)
         if !requireMainFile && !FileManager.default.fileExists(atPath: path) { return examineMain(path, requireMainFile: false) }
         // A drop-in is a file in a handlers.d folder, or one that holds nothing but [[handler]] tables.
         let folder = PathName.lastComponent(of: PathName.directory(of: path))
+        let inHandlersFolder = folder == Defaults.handlersDirectoryName
         let parsed = parse(file: path)
         guard let document = parsed.document else {
-            return Examination(diagnostics: parsed.diagnostics, wouldStart: folder == Defaults.handlersDirectoryName)
+            let diagnostics = inHandlersFolder ? parsed.diagnostics : parsed.diagnostics.map { $0.stoppingStart() }
+            return Examination(diagnostics: diagnostics, wouldStart: inHandlersFolder)
         }
         defer { document.release() }
         let onlyHandlers = document.table.count > 0 && !document.hasKeysBesidesHandler
-        let isHandlerFile = folder == Defaults.handlersDirectoryName
-            || (onlyHandlers && PathName.lastComponent(of: path) != "fetchd.toml")
-        if isHandlerFile {
-            var (handlers, diagnostics) = readHandlers(in: document, file: path, daemon: DaemonConfig())
-            rejectDuplicates(&handlers, &diagnostics)
-            return Examination(diagnostics: diagnostics, wouldStart: true)
+        guard inHandlersFolder || (onlyHandlers && PathName.lastComponent(of: path) != "fetchd.toml") else {
+            return examineMain(path, requireMainFile: requireMainFile)
         }
-        return examineMain(path, requireMainFile: requireMainFile)
+        // fetchd refuses to start on a handler file (or its folder) it may not trust.
+        let untrusted = (inHandlersFolder ? [PathName.directory(of: path), path] : [path])
+            .compactMap { ConfigTrust.problem(at: $0)?.stoppingStart() }
+        var (handlers, diagnostics) = readHandlers(in: document, file: path, daemon: DaemonConfig())
+        rejectDuplicates(&handlers, &diagnostics)
+        return Examination(diagnostics: untrusted + diagnostics, wouldStart: untrusted.isEmpty)
     }
 
     private static func examineMain(_ path: String, requireMainFile: Bool) -> Examination {
-        do {
-            return Examination(diagnostics: try load(mainFile: path, requireMainFile: requireMainFile).diagnostics, wouldStart: true)
-        } catch {
-            return Examination(diagnostics: error.diagnostics, wouldStart: false)
-        }
+        let reading = read(mainFile: path, requireMainFile: requireMainFile, readsSecrets: true)
+        return Examination(diagnostics: reading.stopping + reading.config.diagnostics, wouldStart: reading.stopping.isEmpty)
     }
 
     /// Loads the handler files `files` (`handlerFiles(in:)`), in that order.
@@ -210,8 +242,8 @@ public enum ConfigLoader {
             }
             let (first, handler) = (handlers[firstIndex], handlers[index])
             diagnostics.append(ConfigDiagnostic(
-                file: handler.sourceFile, line: handler.sourceLine, key: "name",
-                message: "duplicate handler name \"\(handler.name)\"; it is already defined at \(first.sourceFile):\(first.sourceLine ?? 0)",
+                file: handler.sourceFile, line: handler.nameLine ?? handler.sourceLine, key: "name",
+                message: "duplicate handler name \"\(handler.name)\"; it is already defined at \(first.sourceFile):\(first.nameLine ?? first.sourceLine ?? 0)",
                 handler: handler.name))
             duplicates.insert(index)
         }

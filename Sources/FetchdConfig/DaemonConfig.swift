@@ -1,4 +1,5 @@
 import FetchdCore
+import Foundation
 
 /// Daemon-wide settings from the main file, `fetchd.toml`.
 public struct DaemonConfig: Sendable, Equatable {
@@ -105,6 +106,10 @@ public struct DaemonConfig: Sendable, Equatable {
             }
         }
         config.controlGroup = reader.string("control_group").flatMap { $0.isEmpty ? nil : $0 }
+        if let group = config.controlGroup, getgrnam(group) == nil {
+            reader.report("control_group", "no group named \"\(group)\" on this system (getent group \(group)); "
+                              + "create it (groupadd \(group)) or unset control_group")
+        }
         if let text = reader.string("global_budget"), !text.isEmpty {
             if let perDay = FetchBudget.perDay(text, maximum: 1_000_000) {
                 config.globalBudgetPerDay = perDay

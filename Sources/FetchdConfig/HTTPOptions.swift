@@ -56,7 +56,7 @@ public struct HTTPOptions: Sendable, Equatable {
             reader.report("proxy", "\"\(proxy)\" contains a space; expected a URL such as http://proxy.example:3128")
             options.proxy = nil
         }
-        if let caFile = reader.string("ca_file") {
+        if let caFile = reader.path("ca_file") {
             if FileManager.default.isReadableFile(atPath: caFile) {
                 options.caFile = caFile
             } else {
@@ -74,12 +74,20 @@ public struct HTTPOptions: Sendable, Equatable {
         }
         let lower = url.lowercased()
         if kind == .http, lower.hasPrefix("file://") {
+            if allowFileURLs, let problem = URLSyntax.problem(with: url) {
+                reader.report("url", problem)
+                return nil
+            }
             if allowFileURLs { return url }
             reader.report("url", "file:// URLs are refused unless the handler sets allow_file_urls = true")
             return nil
         }
         guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
             reader.report("url", "\"\(url)\" is not an http:// or https:// URL")
+            return nil
+        }
+        if let problem = URLSyntax.problem(with: url) {
+            reader.report("url", problem)
             return nil
         }
         return url

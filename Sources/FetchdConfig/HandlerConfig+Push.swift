@@ -17,7 +17,7 @@ extension HandlerConfig {
                 reader.report("push_limit", "\"\(text)\" is not a push limit; expected e.g. \"6/hour\", \"2/minute\", \"20/day\" or \"1/10s\" (1 to \(PushLimit.maxCount) per window of 1s to 1d)")
             }
         }
-        if let path = reader.string("push_token_file"), readsSecrets {
+        if let path = reader.path("push_token_file"), readsSecrets {
             switch PushTokenFile.read(path) {
             case .success(let token): pushToken = token
             case .failure(let problem): reader.report("push_token_file", problem.description)

@@ -52,6 +52,8 @@ public struct HandlerConfig: Sendable, Equatable {
     public var sourceFile: String
     /// The line of the handler's `[[handler]]` header.
     public var sourceLine: Int?
+    /// The line of its `name` key (where a duplicate name is reported).
+    public var nameLine: Int?
 
     /// Creates a handler configuration.
     public init(name: String, options: Options, deadlineSeconds: Double = Defaults.deadlineSeconds,
@@ -73,6 +75,7 @@ public struct HandlerConfig: Sendable, Equatable {
             reader.report("name", "\"\(name)\" is not a safe handler name: \(problem)")
         }
         reader.handlerName = name
+        let nameLine = reader.lines.line(of: "name", in: reader.section)
         let kindText = reader.string("kind", required: true)
         let kind = kindText.flatMap(Kind.init(rawValue:))
         if let kindText, kind == nil {
@@ -85,6 +88,7 @@ public struct HandlerConfig: Sendable, Equatable {
         var handler = HandlerConfig(name: name ?? "", options: options ?? .exec(ExecOptions(command: [])),
                                     deadlineSeconds: daemon.defaultDeadlineSeconds,
                                     sourceFile: reader.file, sourceLine: reader.lines.headerLine(of: reader.section))
+        handler.nameLine = nameLine
         if let environment = reader.stringTable("environment") {
             for (key, value) in environment.sorted(by: { $0.key < $1.key }) {
                 if key.isEmpty || key.unicodeScalars.contains(where: { $0 == "=" || $0 == "\0" }) {

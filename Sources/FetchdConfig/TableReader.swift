@@ -97,6 +97,16 @@ struct TableReader {
         return seconds
     }
 
+    /// The path in `key`, a relative one taken from the folder of the file that names it (as
+    /// `handlers_dir` is), so that the daemon and a check from any working directory read
+    /// the same file.
+    mutating func path(_ key: String) -> String? {
+        guard let path = string(key) else { return nil }
+        guard !path.hasPrefix("/") else { return path }
+        let folder = PathName.directory(of: PathName.absolute(file))
+        return (folder == "/" ? "" : folder) + "/" + path
+    }
+
     /// A non-empty array of strings; `example` is one, shown when the value is of another type.
     mutating func stringArray(_ key: String, example: String, required: Bool = false) -> [String]? {
         guard let value = value(key, required: required) else { return nil }

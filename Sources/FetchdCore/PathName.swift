@@ -1,3 +1,5 @@
+import Foundation
+
 /// Path arithmetic on plain strings.
 ///
 /// Not `NSString.deletingLastPathComponent`: swift-corelibs-foundation traps on some relative
@@ -9,6 +11,14 @@ public enum PathName {
         guard let slash = bytes.lastIndex(of: slashByte) else { return "" }
         if slash == bytes.startIndex { return "/" }
         return String(Substring(bytes[..<slash]))
+    }
+
+    /// `path` from the root: a relative one is taken from the working directory, as the
+    /// kernel takes it (`news.toml` in `/etc/fetchd/handlers.d` is `/etc/fetchd/handlers.d/news.toml`).
+    public static func absolute(_ path: String) -> String {
+        guard !path.hasPrefix("/") else { return path }
+        let cwd = FileManager.default.currentDirectoryPath
+        return (cwd == "/" ? "" : cwd) + "/" + (path.hasPrefix("./") ? String(path.dropFirst(2)) : path)
     }
 
     /// The last component of `path`: `"/a/b"` → `"b"`.

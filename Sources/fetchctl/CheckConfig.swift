@@ -14,15 +14,15 @@ struct CheckConfig: ParsableCommand {
     var json = false
 
     func run() throws {
-        let problems = ConfigLoader.check(path: file)
+        // The same check, words and exit status as `fetchd --check-config`.
+        let examination = ConfigLoader.examine(path: file)
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(problems), as: UTF8.self))
+            print(String(decoding: try encoder.encode(examination.diagnostics), as: UTF8.self))
         } else {
-            problems.forEach { print($0.description) }
-            print(problems.isEmpty ? "\(file): OK" : "\(problems.count) problem(s) found")
+            examination.lines(checked: file).forEach { print($0) }
         }
-        if !problems.isEmpty { throw ExitCode(1) }
+        if examination.exitStatus != 0 { throw ExitCode(examination.exitStatus) }
     }
 }

@@ -8,7 +8,7 @@ struct Fetch: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run a handler now (like Xcode's Simulate Background Fetch).")
     @OptionGroup var connection: ConnectionOptions
     @Argument(help: "The handler's name.") var name: String
-    @Flag(name: .long, help: "Wait for the result and print it; exit 1 if the fetch failed.")
+    @Flag(name: .long, help: "Wait for the result and print it; exit 1 if the fetch failed or expired.")
     var wait = false
 
     func run() throws {

@@ -50,12 +50,10 @@ struct FetchdCommand: AsyncParsableCommand {
     func run() async throws {
         let mainFile = config ?? Defaults.configFile
         if checkConfig {
+            // The same check, words and exit status as `fetchctl check-config`.
             let examination = ConfigLoader.examine(path: mainFile, requireMainFile: !missingConfigOK)
-            let problems = examination.diagnostics
-            problems.forEach { print($0.description) }
-            print(problems.isEmpty ? "\(mainFile): OK" : "\(problems.count) problem(s) found")
-            // 78, as a start with it would exit; 1 when fetchd would start and leave handlers out.
-            throw ExitCode(problems.isEmpty ? 0 : examination.wouldStart ? 1 : 78)
+            examination.lines(checked: mainFile).forEach { print($0) }
+            throw ExitCode(examination.exitStatus)
         }
         // The same loading, with the same overrides, at start and at every reload.
         let load: @Sendable () throws(ConfigLoadError) -> LoadedConfig = { [config, missingConfigOK, cacheDir, stateDir, runtimeDir, socket] () throws(ConfigLoadError) -> LoadedConfig in

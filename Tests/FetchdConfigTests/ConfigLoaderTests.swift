@@ -151,7 +151,7 @@ struct ConfigLoaderTests {
     }
 
     /// A name defined in two files: the first (in file-name order) wins, the second is reported
-    /// at its own file and line and points back at the first.
+    /// at its own file and name key's line and points back at the first's.
     @Test func duplicateNamesAcrossFilesKeepTheFirst() throws {
         let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
@@ -177,10 +177,10 @@ struct ConfigLoaderTests {
         #expect(loaded.diagnostics.count == 1)
         let diagnostic = try #require(loaded.diagnostics.first)
         #expect(diagnostic.file == second)
-        #expect(diagnostic.line == 2)
+        #expect(diagnostic.line == 3, "the duplicate's name key, not its [[handler]] header")
         #expect(diagnostic.key == "name")
         #expect(diagnostic.handler == "news")
-        #expect(diagnostic.message.contains("already defined at \(first):1"))
+        #expect(diagnostic.message.contains("already defined at \(first):2"))
     }
 
     /// Without a main file, and when one is not required, every default applies.

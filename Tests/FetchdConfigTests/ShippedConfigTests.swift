@@ -23,6 +23,22 @@ struct ShippedConfigTests {
         #expect(diagnostics.isEmpty, "\(diagnostics.map(\.description).joined(separator: "\n"))")
     }
 
+    /// fetchd.toml(5) says which shipped examples are enabled as shipped: each file with an
+    /// enabled handler is named there, and the page never says none is.
+    @Test func thePageSaysWhichExamplesAreEnabled() throws {
+        let page = try String(contentsOf: PackagePaths.configManPage, encoding: .utf8)
+        let folder = PackagePaths.shippedConfig.deletingLastPathComponent().appendingPathComponent("handlers.d").path
+        var enabled: [String] = []
+        for file in ConfigLoader.handlerFiles(in: folder) {
+            let (handlers, diagnostics) = ConfigLoader.loadHandlers([file], daemon: DaemonConfig())
+            #expect(diagnostics.isEmpty, "\(diagnostics)")
+            if handlers.contains(where: \.enabled) { enabled.append(PathName.lastComponent(of: file)) }
+        }
+        #expect(!enabled.isEmpty)
+        #expect(!page.contains("none enabled"), "fetchd.toml(5) says no example is enabled; \(enabled) are")
+        for name in enabled { #expect(page.contains("_\(name)_"), "fetchd.toml(5) does not name the enabled example \(name)") }
+    }
+
     /// Every key the main file accepts appears exactly once commented out (`# key = ` or
     /// `#key = `), and uncommenting them all gives exactly the built-in defaults.
     @Test(.enabled(if: shippedConfigExists, "config/fetchd.toml does not exist yet"))

@@ -122,6 +122,24 @@ struct EndToEndTests {
         #expect(optional.status == 0, "\(optional.output)")
     }
 
+    /// `fetchd --check-config` and `fetchctl check-config` give the same answer, words and exit
+    /// status; and a handler file checked from inside its handlers.d folder keeps that context.
+    @Test func bothCheckersGiveTheSameAnswer() throws {
+        let directory = try TemporaryDirectory("e2e-check")
+        defer { directory.remove() }
+        let main = try directory.write("max_concurrent = \"four\"\n", to: "fetchd.toml")
+        _ = try directory.write("max_concurrent = 4\n\n[[handler]]\nname = \"spaced\"\nkind = \"http\"\nurl = \"https://example.com/a b\"\n",
+                                to: "handlers.d/spaced.toml")
+        let fetchd = try ChildProcess.run(TestBinaries.path(of: "fetchd"), ["--check-config", "--config", main])
+        let fetchctl = try ChildProcess.run(TestBinaries.path(of: "fetchctl"), ["check-config", main])
+        #expect(fetchd.status == 78 && fetchd.status == fetchctl.status, "\(fetchd.output)\n\(fetchctl.output)")
+        #expect(fetchd.output == fetchctl.output)
+        #expect(fetchd.output.contains("spaced.toml:6: key \"url\": libcurl cannot parse"), "\(fetchd.output)")
+        // From inside the folder, by a relative name: a handler file, whose top-level key is a problem.
+        let inside = try ChildProcess.run("/bin/sh", ["-c", "cd '\(directory.file("handlers.d"))' && exec '\(TestBinaries.path(of: "fetchctl"))' check-config spaced.toml"])
+        #expect(inside.status == 1 && inside.output.contains("a handler file holds only [[handler]] tables"), "\(inside.output)")
+    }
+
     @Test func fetchctlExplainsAMissingDaemon() throws {
         let result = try ChildProcess.run(TestBinaries.path(of: "fetchctl"), ["status", "--socket", "/nonexistent/fetchd.sock"])
         #expect(result.status == 1)

@@ -94,4 +94,33 @@ import Testing
             #expect(options.contains("*\(option)*"), "fetchd(8) OPTIONS does not describe \(option)")
         }
     }
+
+    /// Every `MESSAGE_ID` fetchd logs is listed in fetchd(8).
+    @Test func fetchdsPageListsEveryMessageID() throws {
+        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Sources/FetchdSystemd/MessageID.swift").standardizedFileURL
+        let ids = try String(contentsOf: source, encoding: .utf8).matches(of: /"([0-9a-f]{32})"/).map { String($0.output.1) }
+        #expect(ids.count >= 7, "\(ids)")
+        let page = try Self.page("fetchd.8")
+        for id in ids { #expect(page.contains("*\(id)*"), "fetchd(8) does not list MESSAGE_ID \(id)") }
+    }
+
+    /// Installed pages cite installed files and other pages, never the source tree (a
+    /// repository path or a make target of the tests means nothing to an installed reader).
+    @Test func noPageCitesTheSourceTree() throws {
+        for name in ["fetchd.8", "fetchctl.1", "fetchd.toml.5"] {
+            let page = try Self.page(name)
+            for match in page.matches(of: /_(docs|bench|Tests|Sources|systemd|config)\/[^_]*_|\*make (io-faults|test|torture|bench[-a-z]*)\*/) {
+                Issue.record("\(name) cites the source tree: \(match.output.0)")
+            }
+        }
+    }
+
+    /// What the pages and `--help` say of exit statuses matches the code: `fetchctl fetch
+    /// --wait` exits 1 for an expired fetch as for a failed one; `--socket` before the command works.
+    @Test func fetchctlsHelpAndPageSayWhatItDoes() async throws {
+        let (_, help) = try await ChildProcess.runWithoutBlocking(TestBinaries.path(of: "fetchctl"), ["fetch", "--help"])
+        #expect(help.contains("expired"), "fetchctl fetch --help: \(help)")
+        #expect(!(try Self.page("fetchctl.1")).contains("is an error"), "fetchctl(1) calls a working command line an error")
+    }
 }

@@ -49,8 +49,8 @@ struct PushEndToEndTests {
         #expect(report.deferred && report.coalescedPushes == 2 && report.limit == "1/10s")
         let status = try await daemon.fetchctlWithoutBlocking(["status"])
         // "in 8s", or "now" when this machine was slow enough for the 10 s to pass already.
-        #expect(status.output.contains("pending pushes (over push_limit, coalesced into one fetch):\n  feed: one fetch in ")
-                    || status.output.contains("pending pushes (over push_limit, coalesced into one fetch):\n  feed: one fetch now"),
+        #expect(status.output.contains("pushes held by push_limit (coalesced into one fetch each):\n  feed: one fetch in ")
+                    || status.output.contains("pushes held by push_limit (coalesced into one fetch each):\n  feed: one fetch now"),
                 "\(status.output)")
         #expect(await waitUntil(timeoutSeconds: 30) { pushFetches(state).count == 2 },
                 "the deferred push must run at its time, with a heartbeat of an hour")

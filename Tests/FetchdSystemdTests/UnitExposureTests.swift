@@ -50,6 +50,21 @@ extension SystemdTests { @Suite struct UnitExposureTests {
         #expect(level != nil && level! <= 3.0, "\(output)")
     }
 
+    /// docs/threat-model.md names as protected only what fetchd.service protects: each
+    /// `Protect…=` the unit sets to `no` is absent from the threat model's list.
+    @Test func theThreatModelClaimsOnlyWhatTheUnitProtects() throws {
+        let unit = try String(contentsOfFile: FetchdUnitTests.repository + "/systemd/fetchd.service", encoding: .utf8)
+        let model = try String(contentsOfFile: FetchdUnitTests.repository + "/docs/threat-model.md", encoding: .utf8)
+            .replacingOccurrences(of: "\n", with: " ")
+        let claim = try #require(model.firstMatch(of: /, the (kernel[^.]*?) protected/)?.output.1, "the threat model's list")
+        for (setting, words) in [("ProtectControlGroups", "control groups"), ("ProtectClock", "clock"),
+                                 ("ProtectHostname", "hostname"), ("ProtectKernelTunables", "kernel")] {
+            if unit.contains("\n\(setting)=no") {
+                #expect(!claim.contains(words), "docs/threat-model.md says \(words) are protected; fetchd.service sets \(setting)=no")
+            }
+        }
+    }
+
     /// `systemd-analyze security --offline`'s overall level for the unit file `name` in `folder`
     /// (with its drop-ins there), and the line it came from.
     static func exposure(of name: String, in folder: String) async throws -> (level: Double?, line: String) {

@@ -8,16 +8,13 @@ extension FetchCoordinator {
     /// The status of the daemon and every handler; `markSeen` resets the new-data counters.
     public func status(markSeen: Bool) -> StatusReport {
         if markSeen { try? state.markSeen() }
-        return statusView(now: Date()).report(transfer: pipeline.transfers.status(of:state:), snapshot: snapshots.publishedContentPath(of:))
+        return statusView(now: Date()).report()
     }
 
     /// The status of `name` alone, with every reason it is not fetched now and its budget
     /// (`fetchctl status NAME`); nil when no such handler is loaded.
     public func status(of name: String) -> StatusReport? {
-        config.handler(named: name).map {
-            statusView(now: Date()).report(detailed: $0, transfer: pipeline.transfers.status(of:state:),
-                                           snapshot: snapshots.publishedContentPath(of:))
-        }
+        config.handler(named: name).map { statusView(now: Date()).report(detailed: $0) }
     }
 
     /// A one-line summary for `systemctl status`: `5 handlers, 1 failing; next: weather at 08:50`.
@@ -32,6 +29,7 @@ extension FetchCoordinator {
 
     /// What the reports are made from, as the coordinator sees it at `now`.
     func statusView(now: Date) -> StatusView {
-        StatusView(config: config, eligibility: eligibility(now: now), rejectedReload: rejectedReload, instance: instance)
+        StatusView(config: config, eligibility: eligibility(now: now), rejectedReload: rejectedReload, instance: instance,
+                   transfers: pipeline.transfers, snapshots: snapshots)
     }
 }

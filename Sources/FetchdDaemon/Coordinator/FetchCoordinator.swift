@@ -50,13 +50,8 @@ public actor FetchCoordinator {
     /// Whether `name` is running now.
     func isRunning(_ name: String) -> Bool { runtime[name]?.isRunning ?? false }
 
-    /// Whether `name` is running or finished less than `seconds` ago (its own program's file
-    /// accesses may still be arriving from inotify).
-    func ranRecently(_ name: String, within seconds: Double) -> Bool {
-        guard let entry = runtime[name] else { return false }
-        return entry.isRunning
-            || entry.finishedAt.map { ContinuousClock.now - $0 < .milliseconds(Int64(seconds * 1000)) } ?? false
-    }
+    /// Whether `name` is running or finished less than `seconds` ago (`HandlerRuntime.ranRecently`).
+    func ranRecently(_ name: String, within seconds: Double) -> Bool { runtime[name]?.ranRecently(within: seconds) ?? false }
 
     /// Runs every due handler of this wake together (bounded by the slots) and returns
     /// when all have finished. Handlers still running from an earlier wake are skipped.

@@ -25,6 +25,12 @@ struct HandlerRuntime {
     /// Whether a fetch of it runs now.
     var isRunning: Bool { waiters != nil }
 
+    /// Whether it runs now or finished less than `seconds` ago (its own program's file accesses
+    /// may still be arriving from inotify).
+    func ranRecently(within seconds: Double) -> Bool {
+        isRunning || finishedAt.map { ContinuousClock.now - $0 < .milliseconds(Int64(seconds * 1000)) } ?? false
+    }
+
     /// Whether a fetch, a wake or a push still counts on this entry: one that does not may go
     /// when its handler is no longer configured.
     var isBusy: Bool { waiters != nil || takenByWake || pushTaken }

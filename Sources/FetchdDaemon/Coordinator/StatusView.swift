@@ -2,6 +2,7 @@ import FetchdConfig
 import FetchdControl
 import FetchdCore
 import FetchdPlanner
+import FetchdSnapshots
 import FetchdState
 import Foundation
 
@@ -18,23 +19,22 @@ struct StatusView {
     let rejectedReload: [ConfigDiagnostic]
     /// This daemon process.
     let instance: DaemonInstance
+    /// The transfer handlers' downloads.
+    let transfers: TransferLane
+    /// The snapshot cache, for the paths of published content.
+    let snapshots: SnapshotStore
 
     /// The daemon and every handler, as `fetchctl status` shows them; or the daemon and only
     /// `detailed`, with every reason it is not fetched now and its budget (`fetchctl status
-    /// NAME`). `transfer` gives a transfer handler's download, `snapshot` the path of a
-    /// handler's published content.
-    func report(detailed: HandlerConfig? = nil, transfer: (HandlerConfig, HandlerState?) -> TransferStatus?,
-                snapshot: (String) -> String?) -> StatusReport {
-        let handlers = detailed.map { [details(of: $0, transfer: transfer, snapshot: snapshot)] }
-            ?? config.handlers.map { status(of: $0, row: eligibility.row(of: $0), transfer: transfer, snapshot: snapshot) }
-        return report(handlers)
+    /// NAME`).
+    func report(detailed: HandlerConfig? = nil) -> StatusReport {
+        report(detailed.map { [details(of: $0)] } ?? config.handlers.map { status(of: $0, row: eligibility.row(of: $0)) })
     }
 
     /// `handler`'s line of the status, with the reasons it is not fetched now and its budget.
-    private func details(of handler: HandlerConfig, transfer: (HandlerConfig, HandlerState?) -> TransferStatus?,
-                         snapshot: (String) -> String?) -> HandlerStatus {
+    private func details(of handler: HandlerConfig) -> HandlerStatus {
         let row = eligibility.row(of: handler)
-        var status = status(of: handler, row: row, transfer: transfer, snapshot: snapshot)
+        var status = status(of: handler, row: row)
         status.definedIn = handler.sourceFile + (handler.sourceLine.map { ":\($0)" } ?? "")
         status.holds = row.holds.map { HoldReport($0, of: handler) }
         status.budget = eligibility.input.budgets[handler.name].map { BudgetReport(used: $0.used, perDay: $0.perDay) }
@@ -42,9 +42,7 @@ struct StatusView {
     }
 
     /// `handler`'s line of the status.
-    private func status(of handler: HandlerConfig, row: Eligibility.Row,
-                        transfer: (HandlerConfig, HandlerState?) -> TransferStatus?,
-                        snapshot: (String) -> String?) -> HandlerStatus {
+    private func status(of handler: HandlerConfig, row: Eligibility.Row) -> HandlerStatus {
         let input = eligibility.input
         let stored = input.states[handler.name]
         var status = HandlerStatus(name: handler.name, kind: handler.kind.rawValue, enabled: handler.enabled)
@@ -58,12 +56,12 @@ struct StatusView {
             status.consecutiveFailures = stored.consecutiveFailures
         }
         status.nextEligibleAt = row.nextEligibleAt
-        status.snapshotPath = snapshot(handler.name)
+        status.snapshotPath = snapshots.publishedContentPath(of: handler.name)
         status.planReason = row.plan?.reason
         status.pendingPushAt = input.waitingPushes[handler.name]?.dueAt
         status.pendingPushes = input.waitingPushes[handler.name]?.pushes
         status.pushLimit = handler.pushLimit.description
-        status.transfer = transfer(handler, stored)
+        status.transfer = transfers.status(of: handler, state: stored)
         status.waitingFor = row.waitingFor
         return status
     }
