@@ -7,7 +7,7 @@ import Glibc
 
 /// Runs a program as a fetch handler.
 ///
-/// The program contract (documented in fetchd(8), THE RESULT CONTRACT):
+/// The program contract (documented in fetchd-handlers(7), EXEC HANDLERS):
 /// - it writes its snapshot to the path in `FETCHD_OUTPUT`;
 /// - it gets `FETCHD_HANDLER`, `FETCHD_TRIGGER`, `FETCHD_DEADLINE` (Unix time, seconds),
 ///   `FETCHD_PREVIOUS` (the latest snapshot's path, when there is one) and `FETCHD_PUSH_DATA`

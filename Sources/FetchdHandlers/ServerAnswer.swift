@@ -30,7 +30,7 @@ public struct ServerAnswer: Sendable, Equatable {
         return HTTPValidators(etag: present("etag"), lastModified: present("last-modified"))
     }
 
-    /// The entries of a snapshot's `details` (its meta.json, fetchd(8)) that say it: `etag` and
+    /// The entries of a snapshot's `details` (its meta.json, fetchd-snapshots(7)) that say it: `etag` and
     /// `last_modified` (empty when the server sent none) and `server_delay_s`.
     public var metadataDetails: [String: String] {
         var details: [String: String] = [:]
