@@ -97,7 +97,11 @@ struct PackageTests {
         let expected = ["/usr/bin/fetchd", "/usr/bin/fetchctl", "/lib/systemd/system/fetchd.service",
                         "/lib/systemd/system/fetchd-planned@.timer", "/usr/lib/systemd/user/fetchd.service",
                         "/usr/lib/sysusers.d/fetchd.conf", "/usr/share/polkit-1/rules.d/60-fetchd.rules",
-                        "/usr/share/man/man8/fetchd.8.gz", "/usr/share/bash-completion/completions/fetchctl",
+                        "/usr/share/man/man8/fetchd.8.gz", "/usr/share/man/man1/fetchctl.1.gz",
+                        "/usr/share/man/man5/fetchd.toml.5.gz", "/usr/share/man/man7/fetchd-handlers.7.gz",
+                        "/usr/share/man/man7/fetchd-snapshots.7.gz", "/usr/share/man/man7/fetchd-push.7.gz",
+                        "/usr/share/doc/fetchd/threat-model.md", "/usr/share/doc/fetchd/security-notes.md",
+                        "/usr/share/doc/fetchd/planned-timer.md", "/usr/share/bash-completion/completions/fetchctl",
                         "/usr/share/zsh/vendor-completions/_fetchctl", "/usr/share/fish/vendor_completions.d/fetchctl.fish",
                         "/etc/fetchd/fetchd.toml", "/etc/fetchd/handlers.d", "/usr/share/doc/fetchd/examples/sysfacts.toml"]
         #expect(expected.filter { !files.contains($0) }.isEmpty, "not installed: \(expected.filter { !files.contains($0) })")
