@@ -25,7 +25,8 @@ import Testing
         let commandName: String
         let arguments: [Argument]?
         let subcommands: [Command]?
-        /// The subcommand run when none is named (fetchctl's `status`).
+        /// The subcommand run when none is named, when the dump says it (this version's does
+        /// not: see `defaultSubcommands`).
         let defaultSubcommand: String?
 
         /// Every option shown in `--help`, as written on a command line: `--name`, `-n`.
@@ -49,6 +50,10 @@ import Testing
 
     /// Options every command has, documented once in the page's OPTIONS section.
     static let common: Set = ["--version", "-h", "--help"]
+
+    /// The subcommand each tool runs when none is named (FetchctlCommand's `defaultSubcommand`,
+    /// which fetchctl(1) documents), for a dump that does not say it.
+    static let defaultSubcommands = ["fetchctl": "status"]
 
     /// The folder of the pages' scdoc sources.
     static let pagesFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
@@ -266,7 +271,7 @@ import Testing
         let subcommands = (tool.subcommands ?? []).filter { $0.commandName != "help" }
         if !subcommands.isEmpty {
             let names = Set(subcommands.map(\.commandName) + ["help"])
-            let fallback = tool.defaultSubcommand ?? ""
+            let fallback = tool.defaultSubcommand ?? defaultSubcommands[tool.commandName] ?? ""
             rest = CommonOptionOrder.reordered(arguments, commands: names, defaultCommand: fallback)
             if rest.first == "help" { return [] }
             if let first = rest.first, let named = subcommands.first(where: { $0.commandName == first }) {
