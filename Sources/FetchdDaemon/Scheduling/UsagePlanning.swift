@@ -27,7 +27,7 @@ struct UsagePlanning: Sendable {
     /// How much of a handler's own `budget` the last 24 hours used, as the planner counts it
     /// (`FetchPlanner.earliestAllowed`).
     struct BudgetUse: Sendable, Equatable {
-        /// Attempts in the last 24 hours.
+        /// Attempts in the last 24 hours (fetches asked for included).
         var used: Int
         /// The handler's `budget`, per rolling 24 hours.
         var perDay: Int
@@ -61,8 +61,14 @@ struct UsagePlanning: Sendable {
         let decision = inputs.attempts.isEmpty
             ? FetchPlanner.Decision(date: now, reason: "first fetch")
             : inputs.planner.next(now: now, model: inputs.model, recentFetches: inputs.attempts, feedback: feedback)
+        var budget = Self.budgetUse(inputs.attempts, perDay: inputs.planner.limits.budgetPerDay, now: now)
+        // The planner reads at most `budget` attempts: with that many, the day may hold more
+        // (fetches asked for count too), which `fetchctl status NAME` shows as they are.
+        if inputs.attempts.count >= budget.perDay {
+            budget.used = (try? state.attempts(of: [handler.name], since: now.addingTimeInterval(-86_400)).count) ?? budget.used
+        }
         return Decided(decision: decision, floor: inputs.planner.earliestAllowed(now: now, recentFetches: inputs.attempts),
-                       budget: Self.budgetUse(inputs.attempts, perDay: inputs.planner.limits.budgetPerDay, now: now))
+                       budget: budget)
     }
 
     /// The budget `attempts` (the latest, oldest first, at most `perDay`) leave at `now`.
