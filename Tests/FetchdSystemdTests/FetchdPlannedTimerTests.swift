@@ -7,10 +7,12 @@ import Testing
 /// unprivileged daemon start it and nothing else.
 extension SystemdTests { @Suite(.serialized) struct FetchdPlannedTimerTests {
     /// fetchd as root (a privileged caller needs no polkit rule) with a handler fetched every 4 s
-    /// on the planned timer.
+    /// on the planned timer. Its socket (started with it) is root's too: the planned service's
+    /// private user namespace maps root and itself, not the fetchd user the shipped socket has.
     static func installAsRoot(_ namespace: SystemdNamespace) async throws {
         try await FetchdUnitTests.install(namespace, handlers: FetchdUnitTests.clock + "\nmin_interval = \"4s\"\n", dropIns: [
             "fetchd.service": "[Service]\nUser=root\nGroup=root\nPrivateUsers=no\n",
+            "fetchd.socket": "[Socket]\nSocketUser=root\nSocketGroup=root\n",
             "fetchd-planned.service": "[Service]\nUser=root\nGroup=root\n",
         ])
     }
