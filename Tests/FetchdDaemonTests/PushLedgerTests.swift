@@ -44,7 +44,7 @@ struct PushLedgerTests {
         #expect(due.data == #"{"n":4}"# && due.pushes == 2)
         try ledger(store).finish(due)
         #expect(try ledger(store).pending().map(\.handler) == ["other"], "only the other handler's push, until its fetch is recorded")
-        #expect(try ledger(store).times(of: "news", since: at(0)) == [at(0), at(10), at(60)])
+        #expect(try store.pushes.counted(of: "news", since: at(0)) == [at(0), at(10), at(60)])
         // The window holds the pushes at 10 s and 60 s: the next is deferred to 70 s.
         guard case .deferred(let next) = try ledger(store).admit(of: "news", data: nil, at: at(61), limit: twoPerMinute, owner: "test") else {
             Issue.record("the limit still holds after the deferred fetch"); return
@@ -97,7 +97,7 @@ struct PushLedgerTests {
         #expect(try reopened.integrityCheck())
         #expect(try ledger(reopened).pending() == [PendingPush(handler: "news", dueAt: at(60), data: #"["late"]"#,
                                                              receivedAt: at(2), pushes: 1)])
-        #expect(try ledger(reopened).times(of: "news", since: at(0)).count == 2)
+        #expect(try reopened.pushes.counted(of: "news", since: at(0)).count == 2)
         guard case .deferred = try ledger(reopened).admit(of: "news", data: nil, at: at(3), limit: twoPerMinute, owner: "test") else {
             Issue.record("the count must survive the reopening"); return
         }
@@ -123,7 +123,7 @@ struct PushLedgerTests {
             Issue.record("the push the killed daemon admitted must run"); return
         }
         #expect(orphan.data == #"{"n":1}"# && orphan.owner == "killed")
-        #expect(try ledger(reopened).times(of: "news", since: at(0)) == [at(0)], "counted once, when it was admitted")
+        #expect(try reopened.pushes.counted(of: "news", since: at(0)) == [at(0)], "counted once, when it was admitted")
         try ledger(reopened).finish(orphan)
         #expect(try ledger(reopened).pending().isEmpty)
     }

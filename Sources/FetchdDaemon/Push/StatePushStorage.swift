@@ -27,11 +27,6 @@ struct StatePushStorage: PushStorage {
         try state.pushes.remove(of: push.handler, receivedAt: push.receivedAt)
     }
 
-    /// The `push_event` times of `handler` since `date`, oldest first.
-    func counted(of handler: String, since date: Date) throws -> [Date] {
-        try state.pushes.counted(of: handler, since: date)
-    }
-
     /// One write transaction's view of the tables.
     private struct Records: PushRecords {
         /// The transaction the records are read and written in.

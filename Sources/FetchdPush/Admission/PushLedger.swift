@@ -66,11 +66,6 @@ public struct PushLedger: Sendable {
         try storage.pending()
     }
 
-    /// When the push fetches of `handler` since `date` were counted, oldest first.
-    public func times(of handler: String, since date: Date) throws -> [Date] {
-        try storage.counted(of: handler, since: date)
-    }
-
     /// Nil when `limit` has room for one more push fetch at `now`; else the earliest time it has:
     /// when the oldest push that keeps the window full leaves it.
     private static func nextRoom(of handler: String, at now: Date, limit: PushLimit, in records: any PushRecords) throws -> Date? {

@@ -16,9 +16,6 @@ public protocol PushStorage: Sendable {
 
     /// Removes `push`, unless a newer push of its handler (another `receivedAt`) replaced it.
     func remove(_ push: PendingPush) throws
-
-    /// When the push fetches of `handler` since `date` were counted, oldest first.
-    func counted(of handler: String, since date: Date) throws -> [Date]
 }
 
 /// The pushes as one write transaction of a `PushStorage` sees them.
