@@ -142,6 +142,20 @@ struct EligibilityTests {
         #expect(Eligibility(input).row(of: input.handlers[2]).holds.first == .globalBudget(until: dayAgo.addingTimeInterval(86_400), used: 1, budget: 1))
     }
 
+    /// A time within the wake's tolerance of now counts as now in the rows too: a handler the
+    /// wake starts is never shown as held by a floor a fraction of a second away.
+    @Test func theRowsDrawTheWakesLineBetweenDueAndHeld() {
+        let within = Scheduler.dueTolerance / 2, beyond = Scheduler.dueTolerance * 2
+        var input = input([handler("floor"), handler("interval"), handler("heldFloor"), handler("heldInterval")])
+        input.states = ["floor": state("floor", attemptedAgo: 600, notBefore: now.addingTimeInterval(within)),
+                        "interval": state("interval", attemptedAgo: 60 - within),
+                        "heldFloor": state("heldFloor", attemptedAgo: 600, notBefore: now.addingTimeInterval(beyond)),
+                        "heldInterval": state("heldInterval", attemptedAgo: 60 - beyond)]
+        let eligibility = Eligibility(input)
+        #expect(eligibility.ready == [0, 1])
+        #expect(input.handlers.map { eligibility.row(of: $0).holds.count } == [0, 0, 1, 1])
+    }
+
     /// The rows and the wake come from one computation: over many random inputs, a handler
     /// held by nothing is started (or deferred when only its conditions hold it), and one that
     /// is started is held by nothing but a plan within the coalescing window.
@@ -162,7 +176,10 @@ struct EligibilityTests {
                     var plan = FetchPlanner.Decision(date: now.addingTimeInterval(.random(in: -300...300, using: &random)), reason: "p")
                     if Bool.random(using: &random) { plan.retryAfterFailures = 2 }
                     input.plans[name] = plan
-                case 3: input.states[name] = state(name, attemptedAgo: 30, notBefore: now.addingTimeInterval(.random(in: -60...60, using: &random)))
+                case 3:
+                    // Near now as often as not: the line between due and held is where rows and wake could part.
+                    let offset = Bool.random(using: &random) ? Double.random(in: -60...60, using: &random) : .random(in: -0.3...0.3, using: &random)
+                    input.states[name] = state(name, attemptedAgo: 30, notBefore: now.addingTimeInterval(offset))
                 default: if Bool.random(using: &random) { input.states[name] = state(name, attemptedAgo: .random(in: 0...900, using: &random)) }
                 }
             }

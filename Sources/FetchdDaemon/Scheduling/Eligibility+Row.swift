@@ -55,7 +55,7 @@ extension Eligibility {
 
     /// How the rules see `handler` (one of `input.handlers`).
     func row(of handler: HandlerConfig) -> Row {
-        let name = handler.name, now = input.now
+        let name = handler.name, now = input.now, dueBy = input.dueBy
         let state = input.states[name]
         let plan = input.plans[name]
         let scheduled = Scheduler.nextEligible(handler, state: state, now: now, planned: plan?.date)
@@ -71,32 +71,32 @@ extension Eligibility {
             if let plan {
                 holds += planHolds(plan, of: name)
             } else if case .seconds(let seconds) = handler.minInterval,
-                      let last = Scheduler.lastAttempt(state, now: now), last.addingTimeInterval(seconds) > now {
+                      let last = Scheduler.lastAttempt(state, now: now), last.addingTimeInterval(seconds) > dueBy {
                 holds.append(.minInterval(until: last.addingTimeInterval(seconds)))
             }
-            if let floor = Scheduler.serverFloor(of: handler, state: state, now: now), floor > now {
+            if let floor = Scheduler.serverFloor(of: handler, state: state, now: now), floor > dueBy {
                 holds.append(.serverFloor(until: floor))
             }
             // Only for scheduled handlers: one run on request alone waits for nothing.
             if let reason = input.unmetConditions[name] { holds.append(.conditions(reason)) }
         }
-        if let push, push.dueAt > now { holds.append(.pushLimit(until: push.dueAt)) }
-        if let resume = input.transferResumes[name], resume > now { holds.append(.transferRetry(until: resume)) }
+        if let push, push.dueAt > dueBy { holds.append(.pushLimit(until: push.dueAt)) }
+        if let resume = input.transferResumes[name], resume > dueBy { holds.append(.transferRetry(until: resume)) }
         return Row(scheduledAt: scheduled, nextEligibleAt: next, plan: plan, holds: holds)
     }
 
     /// What holds a usage-planned handler back: its own budget, the shared one, and the plan
     /// itself (a retry after failures, or a fetch before a predicted use).
     private func planHolds(_ plan: FetchPlanner.Decision, of name: String) -> [Hold] {
-        let now = input.now
+        let now = input.now, dueBy = input.dueBy
         var holds: [Hold] = []
-        if let budget = input.budgets[name], let freesAt = budget.freesAt, freesAt > now {
+        if let budget = input.budgets[name], let freesAt = budget.freesAt, freesAt > dueBy {
             holds.append(.budget(until: freesAt, used: budget.used, perDay: budget.perDay))
         }
         if let global = input.globalBudget, let floor = UsagePlanning.floor(of: global), floor > now {
             holds.append(.globalBudget(until: floor, used: global.recent.count, budget: global.budget))
         }
-        if plan.date > now {
+        if plan.date > dueBy {
             if let failures = plan.retryAfterFailures {
                 holds.append(.backoff(until: plan.date, failures: failures))
             } else {

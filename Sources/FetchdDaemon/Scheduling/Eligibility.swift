@@ -43,11 +43,11 @@ struct Eligibility: Sendable {
         // Partial transfers resume when their retry time has come, whatever their min_interval.
         var due = Scheduler.dueIndices(handlers, states: input.states, now: now, planned: planned, floors: input.planFloors)
             .filter { !input.isBusy(handlers[$0].name) }
-        if input.transferResumes.values.contains(where: { $0 <= now }) {
+        if input.transferResumes.values.contains(where: { $0 <= input.dueBy }) {
             let alreadyDue = Set(due.map { handlers[$0].name })
             due += handlers.indices.filter {
                 let name = handlers[$0].name
-                return input.transferResumes[name].map { $0 <= now } == true && !alreadyDue.contains(name)
+                return input.transferResumes[name].map { $0 <= input.dueBy } == true && !alreadyDue.contains(name)
             }
         }
         var holding: [Int] = []
@@ -63,7 +63,7 @@ struct Eligibility: Sendable {
         let pushDue = input.waitingPushes.values.filter {
             loaded.contains($0.handler) && !input.running.contains($0.handler) && !input.pushTaken.contains($0.handler)
         }
-        pushesDue = pushDue.filter { $0.dueAt <= now.addingTimeInterval(Scheduler.dueTolerance) }.map(\.handler).sorted()
+        pushesDue = pushDue.filter { $0.dueAt <= input.dueBy }.map(\.handler).sorted()
         let nextPush = pushDue.map(\.dueAt).min()
 
         // Lazily filtered: with thousands of handlers a filtered copy of their configurations

@@ -46,6 +46,10 @@ struct EligibilityInput: Sendable {
     /// Whether `name` runs now or a wake took it: no wake takes it again.
     func isBusy(_ name: String) -> Bool { running.contains(name) || takenByWake.contains(name) }
 
+    /// The latest time that counts as due now: `now` plus the scheduler's tolerance, so the rows
+    /// and the wake draw the same line between "due" and "held".
+    var dueBy: Date { now.addingTimeInterval(Scheduler.dueTolerance) }
+
     /// The planned time of each usage-planned handler, as the scheduler reads it.
     var plannedDates: [String: Date] { plans.mapValues(\.date) }
 }
