@@ -361,6 +361,8 @@ COMPLETION_DIRS := $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
 	$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 
 MAN_DIR = $(DESTDIR)$(PREFIX)/share/man
+# The D-Bus API's interface description, system bus policy and activation files.
+DBUS_DIR = $(PREFIX)/share/dbus-1
 
 install: release man
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)/etc/fetchd/handlers.d $(DESTDIR)$(SYSTEM_UNIT_DIR) \
@@ -386,7 +388,12 @@ install: release man
 	[ -e $(DESTDIR)/etc/fetchd/fetchd.toml ] || install -m 0644 config/fetchd.toml $(DESTDIR)/etc/fetchd/fetchd.toml
 	install -d $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples
 	install -m 0644 config/handlers.d/*.toml systemd/user-handlers.conf $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples/
+	install -m 0644 examples/python/fetchd-client.py $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples/
 	install -m 0644 docs/threat-model.md docs/security-notes.md docs/planned-timer.md $(DESTDIR)$(PREFIX)/share/doc/fetchd/
+	install -D -m 0644 systemd/dbus/org.fetchd.Fetchd1.xml $(DESTDIR)$(DBUS_DIR)/interfaces/org.fetchd.Fetchd1.xml
+	install -D -m 0644 systemd/dbus/org.fetchd.Fetchd1.conf $(DESTDIR)$(DBUS_DIR)/system.d/org.fetchd.Fetchd1.conf
+	install -D -m 0644 systemd/dbus/org.fetchd.Fetchd1.service $(DESTDIR)$(DBUS_DIR)/system-services/org.fetchd.Fetchd1.service
+	install -D -m 0644 systemd/dbus/org.fetchd.Fetchd1.service $(DESTDIR)$(DBUS_DIR)/services/org.fetchd.Fetchd1.service
 
 # The Debian package, from this tree, offline: dpkg-buildpackage runs debian/rules, whose build
 # and install steps are `make release man` and `make install DESTDIR=debian/fetchd PREFIX=/usr`;
@@ -423,6 +430,8 @@ uninstall:
 	for unit in systemd/user/*; do rm -f $(DESTDIR)$(USER_UNIT_DIR)/$$(basename $$unit); done
 	rm -f $(DESTDIR)$(SYSUSERS_DIR)/fetchd.conf $(DESTDIR)$(POLKIT_RULES_DIR)/60-fetchd.rules
 	rm -rf $(DESTDIR)$(PREFIX)/share/doc/fetchd
+	rm -f $(DESTDIR)$(DBUS_DIR)/interfaces/org.fetchd.Fetchd1.xml $(DESTDIR)$(DBUS_DIR)/system.d/org.fetchd.Fetchd1.conf \
+		$(DESTDIR)$(DBUS_DIR)/system-services/org.fetchd.Fetchd1.service $(DESTDIR)$(DBUS_DIR)/services/org.fetchd.Fetchd1.service
 	for page in $(MAN_PAGES); do rm -f $(MAN_DIR)/man$${page##*.}/$$(basename $$page); done
 
 clean:

@@ -32,7 +32,7 @@ let package = Package(
         ),
         // Owning Swift wrapper around a libcurl easy handle; no C type leaks past it. Crypto: a
         // body can be hashed as it is written, so the snapshot is never read back to hash it.
-        .target(name: "CurlKit", dependencies: ["CCurlShim", "CPosixShim", .product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "CurlKit", dependencies: ["CCurlShim", "CPosixShim", "FetchdCore", .product(name: "Crypto", package: "swift-crypto")]),
         // Typed C shim over libsystemd (sd_notify, journal, sd-bus's variadic calls).
         .target(name: "CSystemdShim", linkerSettings: [.linkedLibrary("systemd")]),
         // systemd integration: readiness and watchdog, journald logging, socket activation, timers.

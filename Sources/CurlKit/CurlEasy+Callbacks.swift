@@ -41,6 +41,8 @@ extension CurlEasy {
         var redirects: RedirectPolicy?
         /// Why the policy refused a connection, when it did.
         var forbiddenRedirect: String?
+        /// Why the policy refused the first connection's address, when it did.
+        var forbiddenAddress: String?
         /// The easy handle this transfer runs on, for the pre-request callback.
         var handle: UnsafeMutableRawPointer?
         /// When the request has custom headers: the header list to switch to once a redirect
@@ -140,6 +142,9 @@ extension CurlEasy {
             return CURL_PREREQFUNC_OK
         case .refuse(let why):
             state.forbiddenRedirect = why
+            return CURL_PREREQFUNC_ABORT
+        case .refuseAddress(let why):
+            state.forbiddenAddress = why
             return CURL_PREREQFUNC_ABORT
         }
     }

@@ -58,7 +58,8 @@ final class CurlEasy {
         for header in request.headers + conditional { headerList = curl_slist_append(headerList, header) }
         // `proxy = ""` means none, not even the environment's (CURLOPT_PROXY "" turns it off).
         state.redirects = RedirectPolicy(url: request.url, viaProxy: request.proxy.map { !$0.isEmpty }
-                                         ?? RedirectPolicy.environmentHasProxy)
+                                         ?? RedirectPolicy.environmentHasProxy,
+                                         globalOnly: request.globalAddressesOnly)
         state.handle = handle
         if !request.headers.isEmpty {
             for header in conditional { crossHostHeaderList = curl_slist_append(crossHostHeaderList, header) }
@@ -204,6 +205,8 @@ final class CurlEasy {
         case CURLE_OPERATION_TIMEDOUT: return .timeout(message)
         case CURLE_TOO_MANY_REDIRECTS: return .tooManyRedirects(limit: request.maxRedirects)
         case CURLE_UNSUPPORTED_PROTOCOL: return .forbiddenScheme(message)
+        case CURLE_ABORTED_BY_CALLBACK where state.forbiddenAddress != nil:
+            return .forbiddenAddress(state.forbiddenAddress ?? "")
         case CURLE_ABORTED_BY_CALLBACK where state.forbiddenRedirect != nil:
             return .forbiddenRedirect(state.forbiddenRedirect ?? "")
         case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_GOT_NOTHING: return .incomplete(message)

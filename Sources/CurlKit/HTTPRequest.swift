@@ -16,6 +16,10 @@ public struct HTTPRequest: Sendable {
     public var maxBytes: Int
     /// Whether `file://` URLs may be read (never on redirects).
     public var allowFileURLs: Bool = false
+    /// Whether every connection must go to a global address (never loopback, private,
+    /// link-local, shared or unspecified): the request is made for someone who could not reach
+    /// those addresses from fetchd's machine (a handler an application registered).
+    public var globalAddressesOnly = false
     /// How many redirects are followed.
     public var maxRedirects: Int = 10
     /// Sent as `If-None-Match` (the ETag of the content we already have).
@@ -133,6 +137,9 @@ public enum HTTPFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case forbiddenScheme(String)
     /// A redirect led where `RedirectPolicy` forbids (an internal address, https to http).
     case forbiddenRedirect(String)
+    /// The URL's own host connected to an address the request may not reach
+    /// (`globalAddressesOnly`).
+    case forbiddenAddress(String)
     /// The transfer was cancelled (deadline or shutdown).
     case cancelled
     /// The connection ended before the whole response arrived.
@@ -156,6 +163,7 @@ public enum HTTPFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case .tooManyRedirects(let limit): "too many redirects (more than \(limit))"
         case .forbiddenScheme(let detail): "forbidden scheme: \(detail)"
         case .forbiddenRedirect(let detail): "forbidden redirect: \(detail)"
+        case .forbiddenAddress(let detail): "forbidden address: \(detail)"
         case .cancelled: "cancelled"
         case .incomplete(let detail): "incomplete response: \(detail)"
         case .rangeMismatch(let detail): "the server's range does not continue the partial file: \(detail)"

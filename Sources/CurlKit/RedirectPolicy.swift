@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FetchdCore
 
 /// Where a transfer may be redirected, checked on every connection it uses (libcurl's
 /// pre-request callback, after the connection is made and before the request is sent).
@@ -22,18 +23,8 @@ import Glibc
 /// connections, so the connected address is the proxy's; the hosts written in the URLs (IP
 /// literals and `localhost`) are checked as well, and names are for the proxy's own rules.
 struct RedirectPolicy {
-    /// What an address is, for this policy.
-    enum AddressClass: String, Equatable {
-        case loopback, unspecified
-        case linkLocal = "link-local"
-        case privateNetwork = "private"
-        case shared = "shared (carrier-grade NAT)"
-        /// Anything else: reachable from the Internet at large.
-        case global
-
-        /// "a loopback", "an unspecified", ...
-        var withArticle: String { (self == .unspecified ? "an " : "a ") + rawValue }
-    }
+    /// What an address is, for this policy (`AddressClass`, shared with the config's checks).
+    typealias AddressClass = FetchdCore.AddressClass
 
     /// What to do with a connection.
     enum Verdict: Equatable {
@@ -42,6 +33,8 @@ struct RedirectPolicy {
         case allowWithoutCustomHeaders
         /// Refuse it; why, after "forbidden redirect: ".
         case refuse(String)
+        /// Refuse the first connection (`globalOnly`); why, after "forbidden address: ".
+        case refuseAddress(String)
     }
 
     /// The configured URL.
@@ -58,11 +51,14 @@ struct RedirectPolicy {
     private var origin: (scheme: String, host: String)?
     /// Whether the custom headers were dropped already.
     private(set) var headersDropped = false
+    /// Whether every connection must reach a global address, the first one included.
+    let globalOnly: Bool
 
     /// A policy for a transfer of `url`.
-    init(url: String, viaProxy: Bool) {
+    init(url: String, viaProxy: Bool, globalOnly: Bool = false) {
         self.url = url
         self.viaProxy = viaProxy
+        self.globalOnly = globalOnly
     }
 
     /// Checks a connection to `address` (numeric) made for `currentURL`, the URL the request
@@ -76,6 +72,13 @@ struct RedirectPolicy {
         guard let originClass else {
             originClass = addressClass
             if viaProxy { originHostClass = CurlURL.parts(of: url).map { Self.classify(urlHost: $0.host) } ?? .global }
+            // Behind a proxy the connected address is the proxy's: the host as written is what
+            // the request is for.
+            let reached = viaProxy ? originHostClass ?? .global : addressClass
+            if globalOnly, reached != .global {
+                return .refuseAddress("\(viaProxy ? "the URL's host" : address) is \(reached.withArticle) address; "
+                    + "this handler may reach only addresses on the Internet at large")
+            }
             return .allow
         }
         guard let current = currentURL(), let parts = CurlURL.parts(of: current),
@@ -110,60 +113,9 @@ struct RedirectPolicy {
             return value.pointee != 0
         }
 
-    /// The class of a URL's host as written: an IP literal's, loopback for `localhost`, and
-    /// global for any other name (behind a proxy, fetchd never learns its address).
-    static func classify(urlHost host: String) -> AddressClass {
-        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        let lower = bare.lowercased().hasSuffix(".") ? String(bare.lowercased().dropLast()) : bare.lowercased()
-        if lower == "localhost" || lower.hasSuffix(".localhost") { return .loopback }
-        return bytes(of: bare).map(classify(bytes:)) ?? .global
-    }
+    /// The class of a URL's host as written (`AddressClass.of(urlHost:)`).
+    static func classify(urlHost host: String) -> AddressClass { AddressClass.of(urlHost: host) }
 
-    /// The class of a numeric address (IPv6 zone ids ignored). Text that is no address at all is
-    /// taken as unspecified: never a place a redirect may lead.
-    static func classify(address text: String) -> AddressClass {
-        bytes(of: text).map(classify(bytes:)) ?? .unspecified
-    }
-
-    /// An IPv4 (4 bytes) or IPv6 (16 bytes) address's bytes, or nil when `text` is neither.
-    private static func bytes(of text: String) -> [UInt8]? {
-        var v4 = in_addr()
-        if inet_pton(AF_INET, text, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
-        var v6 = in6_addr()
-        let withoutZone = text.split(separator: "%", maxSplits: 1).first.map(String.init) ?? text
-        guard inet_pton(AF_INET6, withoutZone, &v6) == 1 else { return nil }
-        return withUnsafeBytes(of: &v6) { Array($0) }
-    }
-
-    private static func classify(bytes: [UInt8]) -> AddressClass {
-        bytes.count == 4 ? classify(ipv4: bytes) : classify(ipv6: bytes)
-    }
-
-    private static func classify(ipv4 b: [UInt8]) -> AddressClass {
-        switch (b[0], b[1]) {
-        case (0, _): .unspecified
-        case (127, _): .loopback
-        case (10, _), (172, 16...31), (192, 168): .privateNetwork
-        case (100, 64...127): .shared
-        case (169, 254): .linkLocal
-        default: .global
-        }
-    }
-
-    private static func classify(ipv6 b: [UInt8]) -> AddressClass {
-        let firstTwelve = b[0..<12]
-        if firstTwelve.allSatisfy({ $0 == 0 }) {
-            // ::, ::1, and the deprecated IPv4-compatible ::a.b.c.d.
-            if b[12..<16].allSatisfy({ $0 == 0 }) { return .unspecified }
-            if b[12..<15].allSatisfy({ $0 == 0 }), b[15] == 1 { return .loopback }
-            return classify(ipv4: Array(b[12..<16]))
-        }
-        let mapped: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]
-        let nat64: [UInt8] = [0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0]
-        if Array(firstTwelve) == mapped || Array(firstTwelve) == nat64 { return classify(ipv4: Array(b[12..<16])) }
-        if b[0] == 0xfe, b[1] & 0xc0 == 0x80 { return .linkLocal }       // fe80::/10
-        if b[0] == 0xfe, b[1] & 0xc0 == 0xc0 { return .privateNetwork }  // fec0::/10, site-local (deprecated)
-        if b[0] & 0xfe == 0xfc { return .privateNetwork }                // fc00::/7, unique local
-        return .global
-    }
+    /// The class of a numeric address (`AddressClass.of(address:)`).
+    static func classify(address text: String) -> AddressClass { AddressClass.of(address: text) }
 }

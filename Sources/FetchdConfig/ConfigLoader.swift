@@ -32,6 +32,14 @@ public struct LoadedConfig: Sendable, Equatable {
         self.places = Self.places(of: handlers)
     }
 
+    /// The configuration with `registered` (handlers applications registered over D-Bus) in
+    /// place of the registered handlers it held; the handlers from files stay as they are.
+    public func replacingRegistered(with registered: [HandlerConfig]) -> LoadedConfig {
+        var config = self
+        config.handlers = handlers.filter { $0.registeredBy == nil } + registered
+        return config
+    }
+
     /// The handler named `name`, if it is loaded.
     public func handler(named name: String) -> HandlerConfig? { places[name].map { handlers[$0] } }
 

@@ -46,6 +46,8 @@ public struct DaemonConfig: Sendable, Equatable {
     /// Whether handler files' secrets (`push_token_file`) are read; not a config key: false when
     /// a tool loads the config only for its schedules (`fetchctl simulate --config`).
     public var readsSecrets = true
+    /// Which bus the D-Bus API is offered on (`dbus_api`).
+    public var dbusAPI: DBusAPI = DBusAPI(rawValue: Defaults.dbusAPI) ?? .auto
     /// Background transfers running at once (`transfer_max_active`).
     public var transferMaxActive: Int = Defaults.transferMaxActive
     /// Bytes per second all transfers together receive at most (`transfer_max_bytes_per_second`; 0: no limit).
@@ -68,8 +70,20 @@ public struct DaemonConfig: Sendable, Equatable {
         "http_max_transfers", "http_max_host_connections",
         "default_deadline", "max_deadline", "kill_grace", "heartbeat", "cache_max_bytes",
         "socket_mode", "control_group", "global_budget", "push_listen",
-        "power_supply_dir", "network_metered", "transfer_max_active", "transfer_max_bytes_per_second",
+        "power_supply_dir", "network_metered", "dbus_api", "transfer_max_active", "transfer_max_bytes_per_second",
     ]
+
+    /// Where `org.fetchd.Fetchd1` is offered.
+    public enum DBusAPI: String, Sendable, Equatable, CaseIterable {
+        /// The session bus for a daemon of a user's service manager, else the system bus.
+        case auto
+        /// The system bus.
+        case system
+        /// The user's session bus.
+        case session
+        /// Nowhere: applications cannot register handlers.
+        case off
+    }
 
     /// Reads the main file's table, recording problems in `reader`.
     static func read(from reader: inout TableReader) -> DaemonConfig {
@@ -132,6 +146,11 @@ public struct DaemonConfig: Sendable, Equatable {
             }
         }
         if let metered = reader.bool("network_metered") { config.networkMetered = metered }
+        if let text = reader.string("dbus_api") {
+            if let api = DBusAPI(rawValue: text) { config.dbusAPI = api } else {
+                reader.report("dbus_api", "\"\(text)\" is not a bus; expected \"auto\", \"system\", \"session\" or \"off\"")
+            }
+        }
         if let value = reader.int("transfer_max_active", in: 1...64) { config.transferMaxActive = value }
         if let value = reader.int("transfer_max_bytes_per_second", in: 0...Int.max) { config.transferMaxBytesPerSecond = value }
         reader.reportUnknownKeys(known: knownKeys + ["handler"])

@@ -20,6 +20,9 @@ public struct HTTPOptions: Sendable, Equatable {
     public var allowFileURLs = false
     /// Whether the schedule honours the server's Retry-After, Cache-Control max-age and Expires.
     public var honorServerHints = true
+    /// Whether every connection must go to a global address: set for handlers an unprivileged
+    /// application registered over D-Bus, never by a key (`Registration`).
+    public var globalAddressesOnly = false
 
     /// A request of `url`, every other option at its default.
     public init(url: String) {

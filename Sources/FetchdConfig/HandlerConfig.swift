@@ -54,6 +54,8 @@ public struct HandlerConfig: Sendable, Equatable {
     public var sourceLine: Int?
     /// The line of its `name` key (where a duplicate name is reported).
     public var nameLine: Int?
+    /// A handler file, or a registration over D-Bus.
+    public var origin: Origin = .file
 
     /// Creates a handler configuration.
     public init(name: String, options: Options, deadlineSeconds: Double = Defaults.deadlineSeconds,

@@ -90,6 +90,9 @@ public enum Defaults {
     public static let powerSupplyDirectory = "/sys/class/power_supply"
     /// Whether the network counts as metered when NetworkManager is not on the system bus (`network_metered`).
     public static let networkMetered = false
+    /// Which bus the D-Bus API is offered on (`dbus_api`): `"auto"` is the session bus for a
+    /// user's daemon and the system bus otherwise.
+    public static let dbusAPI = "auto"
     /// Background transfers running at once (`transfer_max_active`); more wait their turn.
     public static let transferMaxActive = 2
     /// All background transfers together receive at most this many bytes per second

@@ -123,12 +123,14 @@ public struct Daemon {
         let powerWatcher = PowerWatcher(conditions: coordinator, directory: config.daemon.powerSupplyDirectory,
                                         logger: logger, wakes: clock)
         let networkWatcher = NetworkWatcher(conditions: coordinator, logger: logger, wakes: clock)
+        let busAPI = BusService(coordinator: coordinator, logger: logger)
         services += [
             .init(service: control),
             .init(service: readWatcher),
             .init(service: sessionWatcher),
             .init(service: powerWatcher),
             .init(service: networkWatcher),
+            .init(service: busAPI),
             .init(service: planned),
             .init(service: ReloadService(target: coordinator, notifier: notifier, logger: logger,
                                          load: reload ?? { [config] () throws(ConfigLoadError) in config },
@@ -137,6 +139,7 @@ public struct Daemon {
                                              await readWatcher.refresh()
                                              sessionWatcher.refresh()
                                              networkWatcher.refresh()
+                                             busAPI.refresh()
                                          }, requests: reloads)),
             .init(service: clock),
         ]

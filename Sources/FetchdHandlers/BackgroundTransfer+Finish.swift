@@ -105,7 +105,7 @@ extension BackgroundTransfer {
             return .finished(.interrupted(keptBytes: progress.bytesOnDisk))
         case .rangeMismatch:
             return .startAfresh
-        case .tooLarge, .forbiddenScheme, .forbiddenRedirect, .tooManyRedirects:
+        case .tooLarge, .forbiddenScheme, .forbiddenRedirect, .forbiddenAddress, .tooManyRedirects:
             discard(files)
             return .finished(.failed(reason: error.description, answer: nil, keptBytes: 0))
         default:

@@ -67,6 +67,8 @@ public struct BackgroundTransfer: Sendable {
     public var proxy: String?
     /// CA certificates to trust instead of the system's.
     public var caFile: String?
+    /// Whether every connection must go to a global address (`HTTPRequest.globalAddressesOnly`).
+    public var globalAddressesOnly = false
     /// The expected SHA-256 (lower-case hex), if known.
     public var expectedSHA256: String?
     /// The largest file accepted, in bytes.
@@ -148,6 +150,7 @@ public struct BackgroundTransfer: Sendable {
         request.headers = headers
         request.proxy = proxy
         request.caFile = caFile
+        request.globalAddressesOnly = globalAddressesOnly
         request.maxReceiveBytesPerSecond = maxBytesPerSecond
         request.lowSpeedSeconds = max(1, Int(stallSeconds))
         // libcurl checks a rate limit only between bursts of up to 100 reads of its receive

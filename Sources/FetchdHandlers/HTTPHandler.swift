@@ -24,6 +24,8 @@ public struct HTTPHandler: FetchHandler {
     public var proxy: String?
     /// CA certificates to trust instead of the system's.
     public var caFile: String?
+    /// Whether every connection must go to a global address (`HTTPRequest.globalAddressesOnly`).
+    public var globalAddressesOnly = false
     /// The client whose multi handle runs the transfer (the daemon's, with its limits).
     public var client: HTTPClient
     /// How long after the deadline libcurl's own time limit ends the transfer: a backstop only.
@@ -56,6 +58,7 @@ public struct HTTPHandler: FetchHandler {
         request.acceptEncoding = acceptEncoding
         request.proxy = proxy
         request.caFile = caFile
+        request.globalAddressesOnly = globalAddressesOnly
         request.hashBody = true
         // Conditional only when there is content to keep: a 304 without a snapshot would leave none.
         if context.previousSnapshotPath != nil {

@@ -43,6 +43,7 @@ public enum HandlerFactory {
         handler.headers = request.headers
         handler.proxy = request.proxy
         handler.caFile = request.caFile
+        handler.globalAddressesOnly = request.globalAddressesOnly
         return handler
     }
 }

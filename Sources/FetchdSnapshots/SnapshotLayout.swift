@@ -1,3 +1,5 @@
+import FetchdCore
+
 /// Where a cache's published snapshots are, by name: the one place the layout drawn in
 /// `SnapshotStore` is spelled. Readers outside this module (the daemon's journal lines and
 /// `on_complete`, the `reads` usage watcher) take their paths from here.
@@ -17,8 +19,20 @@ public struct SnapshotLayout: Sendable, Equatable {
     /// The layout of the cache at `root`.
     public init(root: String) { self.root = root }
 
-    /// The folder of `handler`'s snapshots.
-    public func directory(of handler: String) -> String { "\(root)/\(handler)" }
+    /// The folder, 0700, holding the snapshots of handlers applications registered over D-Bus,
+    /// by uid: readable by the daemon alone (and root), never through the world-readable cache.
+    /// Applications read their content through the descriptor `OpenSnapshot` passes.
+    public static let registeredName = ".registered"
+
+    /// The folder of registered handlers' snapshots.
+    public var registeredDirectory: String { "\(root)/\(Self.registeredName)" }
+
+    /// The folder of `handler`'s snapshots: `<cache>/NAME`, or for a handler an application
+    /// registered (`NAME@UID`), `<cache>/.registered/UID/NAME`.
+    public func directory(of handler: String) -> String {
+        guard let registered = RegisteredName(qualified: handler) else { return "\(root)/\(handler)" }
+        return "\(registeredDirectory)/\(registered.uid)/\(registered.base)"
+    }
 
     /// The link to `handler`'s newest version (`latest`).
     public func latestLink(of handler: String) -> String { "\(directory(of: handler))/\(Self.latestName)" }

@@ -70,6 +70,7 @@ public final class SnapshotStore: Sendable {
         // Whatever is staged belongs to fetches of an earlier process: none will ever finish.
         DurableFile.removeTree(staging.directory)
         try DurableFile.makeDirectory(staging.directory, mode: 0o700)
+        try DurableFile.makeDirectory(layout.registeredDirectory, mode: 0o700)
         for handler in handlerNames() { recover(handler: handler) }
         ledger.withLock { $0 = scanLedger() }
     }
@@ -93,7 +94,7 @@ public final class SnapshotStore: Sendable {
     }
 
     /// The metadata in `handler`'s version `version`, or nil.
-    func metadata(of handler: String, version: String) -> SnapshotMetadata? {
+    public func metadata(of handler: String, version: String) -> SnapshotMetadata? {
         guard let data = FileManager.default.contents(atPath: "\(layout.versionDirectory(of: handler, version: version))/\(SnapshotLayout.metadataName)")
         else { return nil }
         return try? SnapshotMetadata.decode(data)
@@ -130,9 +131,18 @@ public final class SnapshotStore: Sendable {
         }
     }
 
-    /// Handler folders present in the cache.
+    /// Handler folders present in the cache: configured handlers' by name, registered ones' as
+    /// `NAME@UID`.
     public func handlerNames() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).filter(HandlerName.isValid).sorted()
+        let files = FileManager.default
+        let configured = ((try? files.contentsOfDirectory(atPath: root)) ?? []).filter(HandlerName.isValid)
+        var registered: [String] = []
+        for uid in (try? files.contentsOfDirectory(atPath: layout.registeredDirectory)) ?? [] {
+            for base in (try? files.contentsOfDirectory(atPath: "\(layout.registeredDirectory)/\(uid)")) ?? [] {
+                if let name = RegisteredName(qualified: "\(base)@\(uid)") { registered.append(name.qualified) }
+            }
+        }
+        return (configured + registered).sorted()
     }
 
     /// Clears what an interrupted commit can leave behind and re-points `latest` at the newest

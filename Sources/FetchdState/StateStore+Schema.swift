@@ -51,6 +51,15 @@ extension StateStore {
         }
         registerPushMigration(&migrator)
         registerClusteredHistoryMigration(&migrator)
+        migrator.registerMigration("v7: handlers registered over D-Bus") { db in
+            try db.create(table: "registered_handler") { t in
+                t.column("uid", .integer).notNull()
+                t.column("name", .text).notNull()
+                t.column("options", .text).notNull()
+                t.column("registered_at", .datetime).notNull()
+                t.primaryKey(["uid", "name"])
+            }
+        }
         return migrator
     }
 

@@ -34,6 +34,8 @@ public final class BusConnection {
     }
 
     private let bus: OpaquePointer
+    /// The sd-bus connection, for the server's C calls in this module.
+    var handle: OpaquePointer { bus }
     private var handlers: [MatchHandler] = []
 
     /// Connects to `bus`. Every blocking call on the connection (installing a match, a method

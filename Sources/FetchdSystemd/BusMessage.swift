@@ -21,6 +21,9 @@ public final class BusMessage {
 
     private let message: OpaquePointer
 
+    /// The sd-bus message, for the server's readers and writers in this module.
+    var rawMessage: OpaquePointer { message }
+
     /// Takes a reference on `message` (one handed to a match callback, which sd-bus releases
     /// after the callback returns).
     init(retaining message: OpaquePointer) {

@@ -52,11 +52,11 @@ final class DaemonProcess {
     /// Stops the daemon (SIGTERM) and starts it again on the same files; returns what the first
     /// run logged.
     @discardableResult
-    func restart() async throws -> (status: Int32, log: String) {
+    func restart(environment: [String: String] = [:]) async throws -> (status: Int32, log: String) {
         let stopped = stopAndReadLog()
         process = Process()
         logPipe = Pipe()
-        try await start()
+        try await start(environment: environment)
         return stopped
     }
 

@@ -13,16 +13,23 @@ public final class PrivateBus {
     /// `unix:path=...`, for `DBUS_SYSTEM_BUS_ADDRESS`.
     public var address: String { "unix:path=\(socketPath)" }
     private var process: Process?
+    /// Whether connections of every uid are accepted (a session bus accepts its own user's only).
+    private let anyUser: Bool
 
-    /// A bus at `socketPath`, not started yet.
-    public init(socketPath: String) { self.socketPath = socketPath }
+    /// A bus at `socketPath`, not started yet; `anyUser` accepts connections of every uid, as a
+    /// system bus does (tests of several callers).
+    public init(socketPath: String, anyUser: Bool = false) {
+        self.socketPath = socketPath
+        self.anyUser = anyUser
+    }
 
     /// Starts the daemon and waits until its socket exists.
     public func start() async throws {
         try? FileManager.default.removeItem(atPath: socketPath)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        process.arguments = ["--session", "--nofork", "--print-address", "--address=\(address)"]
+        process.arguments = ["--nofork", "--print-address", "--address=\(address)"]
+            + (anyUser ? ["--config-file=\(try writeAnyUserConfig())"] : ["--session"])
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice  // "Failed to set fd limit" without root's limits
         try process.run()
@@ -45,6 +52,27 @@ public final class PrivateBus {
 
     /// Kills the daemon if it is still running (Foundation reaps it).
     deinit { if let process, process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+
+    /// A session bus's policy, but open to every uid, beside the socket.
+    private func writeAnyUserConfig() throws -> String {
+        let path = socketPath + ".conf"
+        try """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <listen>\(address)</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow user="*"/>
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+            </busconfig>
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
 
     enum BusError: Error { case notStarted }
 }

@@ -66,6 +66,7 @@ final class TransferLane: Sendable {
         transfer.headers = request.headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
         transfer.proxy = request.proxy
         transfer.caFile = request.caFile
+        transfer.globalAddressesOnly = request.globalAddressesOnly
         transfer.expectedSHA256 = download.sha256
         transfer.stallSeconds = download.stallSeconds
         // The global limit is shared equally by the transfers running when this one starts.

@@ -1,0 +1,77 @@
+// The server side of fetchd's D-Bus API over sd-bus: the object's vtable (sd-bus builds the
+// introspection data and the Properties interface from it) and typed writers for replies and
+// signals, whose sd-bus counterparts are variadic.
+#ifndef FETCHD_CSYSTEMD_SERVER_H
+#define FETCHD_CSYSTEMD_SERVER_H
+
+#include <stdint.h>
+#include <systemd/sd-bus.h>
+
+/// Called for every method call on the fetchd object, with the context given to
+/// `fetchd_bus_add_fetchd1`. The callee takes its own reference on `call` if it replies later;
+/// it returns 0, or a negative errno to have sd-bus reply with that error at once.
+typedef int (*fetchd_bus_method_fn)(void *context, sd_bus_message *call);
+
+/// Publishes the `org.fetchd.Fetchd1` interface at `path`: method calls go to `method` with
+/// `context`; the constant properties `Version` and `Scope` read `version` and `scope` (copied).
+/// The object lives as long as the connection. Returns a negative errno on failure.
+int fetchd_bus_add_fetchd1(sd_bus *bus, const char *path, fetchd_bus_method_fn method, void *context,
+                           const char *version, const char *scope);
+
+/// Asks the bus for the well-known `name` (no queueing: an owner already there is an error).
+int fetchd_bus_request_name(sd_bus *bus, const char *name);
+
+/// The effective uid of the peer that sent `message`, as the bus vouches for it.
+int fetchd_bus_message_sender_uid(sd_bus_message *message, uint32_t *uid);
+
+/// Replies to `call` with the D-Bus error `name` and the human-readable `text`.
+int fetchd_bus_reply_error(sd_bus_message *call, const char *name, const char *text);
+
+/// Starts the reply to `call` (`*reply`, to unref), to be filled with the writers below and sent
+/// with `fetchd_bus_send`.
+int fetchd_bus_new_reply(sd_bus_message *call, sd_bus_message **reply);
+
+/// Starts the signal `member` of `interface` from `path` (`*signal`, to unref); `destination`
+/// directs it to one connection (NULL: to every connection whose match rules ask for it).
+int fetchd_bus_new_signal(sd_bus *bus, const char *path, const char *interface, const char *member,
+                          const char *destination, sd_bus_message **signal);
+
+/// Sends `message` (queued when the socket is full; `fetchd_bus_wants_write` then says so).
+int fetchd_bus_send(sd_bus_message *message);
+
+/// Whether the connection has queued bytes it could not write yet.
+int fetchd_bus_wants_write(sd_bus *bus);
+
+/// Appends a string (`s`).
+int fetchd_bus_append_string(sd_bus_message *message, const char *value);
+
+/// Appends an array of `count` strings (`as`).
+int fetchd_bus_append_strings(sd_bus_message *message, const char *const *values, size_t count);
+
+/// Appends a file descriptor (`h`); sd-bus sends a duplicate, the caller keeps `fd`.
+int fetchd_bus_append_fd(sd_bus_message *message, int fd);
+
+/// Opens the dictionary `a{sv}`; entries follow, then `fetchd_bus_close_container`.
+int fetchd_bus_open_options(sd_bus_message *message);
+
+/// Appends the entry `key` of a dictionary opened with `fetchd_bus_open_options`, its value a
+/// string (`s`).
+int fetchd_bus_append_option_string(sd_bus_message *message, const char *key, const char *value);
+
+/// The same with a signed 64-bit value (`x`).
+int fetchd_bus_append_option_int64(sd_bus_message *message, const char *key, int64_t value);
+
+/// The same with an unsigned 64-bit value (`t`).
+int fetchd_bus_append_option_uint64(sd_bus_message *message, const char *key, uint64_t value);
+
+/// The same with a boolean value (`b`).
+int fetchd_bus_append_option_bool(sd_bus_message *message, const char *key, int value);
+
+/// The same with an array of strings (`as`).
+int fetchd_bus_append_option_strings(sd_bus_message *message, const char *key, const char *const *values,
+                                     size_t count);
+
+/// Closes the container opened last.
+int fetchd_bus_close_container(sd_bus_message *message);
+
+#endif

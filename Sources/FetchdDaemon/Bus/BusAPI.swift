@@ -1,0 +1,42 @@
+import FetchdSystemd
+
+/// The names of fetchd's D-Bus API (fetchd-dbus(7)), version 1: a new major version gets new
+/// names beside these, so applications written for this one keep working.
+enum BusAPI {
+    /// The well-known bus name, the interface's name, and the object's path.
+    static let name = "org.fetchd.Fetchd1"
+    /// The one interface.
+    static let interface = "org.fetchd.Fetchd1"
+    /// The one object.
+    static let path = "/org/fetchd/Fetchd1"
+
+    /// The named errors a method may answer with, each with a message for the developer.
+    enum Failure {
+        /// A name or option is malformed, unknown or not allowed.
+        static func invalidArguments(_ message: String) -> BusReplyError {
+            BusReplyError(name: "org.fetchd.Fetchd1.Error.InvalidArguments", message: message)
+        }
+        /// No handler of that name is registered for the caller.
+        static func notFound(_ name: String) -> BusReplyError {
+            BusReplyError(name: "org.fetchd.Fetchd1.Error.NotFound",
+                          message: "no handler \"\(name)\" is registered for you; RegisterHandler it first (ListHandlers shows yours)")
+        }
+        /// The caller may not do this.
+        static func notPermitted(_ message: String) -> BusReplyError {
+            BusReplyError(name: "org.fetchd.Fetchd1.Error.NotPermitted", message: message)
+        }
+        /// A per-uid quota is reached.
+        static func quotaExceeded(_ message: String) -> BusReplyError {
+            BusReplyError(name: "org.fetchd.Fetchd1.Error.QuotaExceeded", message: message)
+        }
+        /// The handler has no snapshot yet.
+        static func noSnapshot(_ name: String) -> BusReplyError {
+            BusReplyError(name: "org.fetchd.Fetchd1.Error.NoSnapshot",
+                          message: "\"\(name)\" has no snapshot yet; call FetchNow and wait for FetchCompleted with newData")
+        }
+        /// Something on fetchd's side failed (the state database, the cache).
+        static func failed(_ message: String) -> BusReplyError {
+            BusReplyError(name: "org.fetchd.Fetchd1.Error.Failed", message: message)
+        }
+    }
+}

@@ -1,0 +1,63 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FetchdConfig
+import FetchdCore
+import FetchdState
+import Foundation
+import Logging
+
+/// The handlers applications registered over D-Bus, between the state database (where each is
+/// kept as its options) and the configuration in force (where each is a `HandlerConfig` named
+/// `NAME@UID`). Stored registrations are read again at every start with the rules then in
+/// force, so a uid that left the control group loses what only the group may register.
+struct RegisteredHandlers {
+    /// The most handlers one uid may register: enough for every application a person uses,
+    /// few enough that one uid cannot fill the daemon's memory and wakes with registrations.
+    static let maxPerUID = 64
+
+    /// Who `uid` is to the registration rules: root and members of `control_group` are
+    /// privileged. The daemon's own uid is not: on the session bus every application of the
+    /// user shares it, sandboxed ones included, and must not reach more than a sandbox allows.
+    static func caller(uid: UInt32, controlGroup: String?) -> Registration.Caller {
+        if uid == 0 { return .privileged }
+        guard let controlGroup, let group = getgrnam(controlGroup), let account = UserAccount.withID(uid) else {
+            return .unprivileged
+        }
+        let gid = group.pointee.gr_gid
+        return account.gid == gid || account.groups.contains(gid) ? .privileged : .unprivileged
+    }
+
+    /// The registrations kept in `state`, as handlers under `daemon`'s rules; one that no
+    /// longer passes them is left out and logged (it stays stored, for a later start).
+    static func load(from state: StateStore, daemon: DaemonConfig, logger: Logger) -> [HandlerConfig] {
+        let stored: [StoredRegistration]
+        do { stored = try state.registrations.all() } catch {
+            logger.error("cannot read the handlers registered over D-Bus from \(state.path): \(error)")
+            return []
+        }
+        return stored.compactMap { row in
+            guard let name = RegisteredName(base: row.name, uid: row.uid),
+                  let options = try? JSONDecoder().decode([String: Registration.Value].self, from: Data(row.options.utf8))
+            else {
+                logger.error("the registration \"\(row.name)\" of uid \(row.uid) in \(state.path) cannot be read; left out")
+                return nil
+            }
+            let registration = Registration(name: name, options: options)
+            switch registration.handler(daemon: daemon, caller: caller(uid: row.uid, controlGroup: daemon.controlGroup)) {
+            case .success(let handler): return handler
+            case .failure(let refusal):
+                logger.error("\(name): registration no longer accepted, left out: \(refusal.message.replacingOccurrences(of: "\n", with: "; "))",
+                             metadata: ["handler": "\(name)"])
+                return nil
+            }
+        }
+    }
+
+    /// `options` as stored.
+    static func encode(_ options: [String: Registration.Value]) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return (try? encoder.encode(options)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+}

@@ -1,0 +1,62 @@
+import FetchdConfig
+import FetchdCore
+import FetchdSnapshots
+import FetchdState
+import Foundation
+
+extension FetchCoordinator {
+    /// Why a registration or its removal did not happen.
+    enum RegistrationProblem: Error, Sendable {
+        /// The options break the handler rules (`Registration.Refusal`).
+        case refused(Registration.Refusal)
+        /// The uid has as many registrations as it may.
+        case limitReached(Int)
+        /// No such registration.
+        case notFound
+        /// The state database refused the write; nothing changed.
+        case notStored(String)
+    }
+
+    /// Registers (or replaces) `registration` for `caller`: checked as a handler file's table
+    /// would be, stored durably, then in force at once. Returns the handler's name (`NAME@UID`).
+    func register(_ registration: Registration, caller: Registration.Caller, now: Date = Date()) throws(RegistrationProblem) -> String {
+        let handler: HandlerConfig
+        switch registration.handler(daemon: config.daemon, caller: caller) {
+        case .success(let checked): handler = checked
+        case .failure(let refusal): throw .refused(refusal)
+        }
+        let row = StoredRegistration(uid: registration.name.uid, name: registration.name.base,
+                                     options: RegisteredHandlers.encode(registration.options), registeredAt: now)
+        do {
+            try state.registrations.save(row, limit: RegisteredHandlers.maxPerUID)
+        } catch let limit as RegistrationTable.LimitReached {
+            throw .limitReached(limit.limit)
+        } catch {
+            throw .notStored("\(error)")
+        }
+        registered = registered.filter { $0.name != handler.name } + [handler]
+        config = config.replacingRegistered(with: registered)
+        plans.forget(handler.name)
+        logger.notice("\(handler.name): registered over D-Bus (\(handler.kind.rawValue))", metadata: ["handler": "\(handler.name)"])
+        return handler.name
+    }
+
+    /// Removes `name`'s registration, and its snapshots unless a fetch of it is running (then
+    /// they stay until the cache's eviction takes them).
+    func unregister(_ name: RegisteredName) throws(RegistrationProblem) {
+        let removed: Bool
+        do { removed = try state.registrations.remove(uid: name.uid, name: name.base) } catch {
+            throw .notStored("\(error)")
+        }
+        guard removed else { throw .notFound }
+        registered = registered.filter { $0.name != name.qualified }
+        config = config.replacingRegistered(with: registered)
+        if !isRunning(name.qualified) { try? FileManager.default.removeItem(atPath: snapshots.directory(of: name.qualified)) }
+        logger.notice("\(name): unregistered over D-Bus", metadata: ["handler": "\(name)"])
+    }
+
+    /// The names `uid` registered, in name order.
+    func registeredNames(of uid: UInt32) -> [String] {
+        registered.filter { $0.registeredBy == uid }.compactMap { RegisteredName(qualified: $0.name)?.base }.sorted()
+    }
+}

@@ -1,0 +1,107 @@
+import CSystemdShim
+
+/// What a method of a `BusServer` answers with: one of the reply shapes fetchd's API uses, or a
+/// named error.
+public enum BusReply: Sendable {
+    /// No values.
+    case empty
+    /// One `s`.
+    case string(String)
+    /// One `as`.
+    case strings([String])
+    /// One `a{sv}`.
+    case dictionary([BusEntry])
+    /// An `h` and an `a{sv}`. The descriptor belongs to the reply: it is closed once sent (the
+    /// bus carries a duplicate), and also when the call cannot be answered.
+    case descriptor(Int32, [BusEntry])
+    /// A D-Bus error.
+    case error(BusReplyError)
+
+    /// Closes the descriptor a reply holds, if any (for a reply never sent).
+    func discard() { if case .descriptor(let fd, _) = self { _ = closeDescriptor(fd) } }
+}
+
+/// One entry of an `a{sv}` fetchd sends.
+public struct BusEntry: Sendable, Equatable {
+    /// The value's D-Bus type.
+    public enum Value: Sendable, Equatable {
+        /// `s`.
+        case string(String)
+        /// `x`.
+        case int64(Int64)
+        /// `t`.
+        case uint64(UInt64)
+        /// `b`.
+        case bool(Bool)
+        /// `as`.
+        case strings([String])
+    }
+
+    /// The key.
+    public let key: String
+    /// The value.
+    public let value: Value
+
+    /// An entry.
+    public init(_ key: String, _ value: Value) {
+        self.key = key
+        self.value = value
+    }
+}
+
+/// A named D-Bus error with a message for the developer who made the call.
+public struct BusReplyError: Error, Sendable, Equatable {
+    /// The error's name, `org.fetchd.Fetchd1.Error.NotFound` say.
+    public let name: String
+    /// What went wrong and what to do.
+    public let message: String
+
+    /// An error.
+    public init(name: String, message: String) {
+        self.name = name
+        self.message = message
+    }
+}
+
+extension BusReply {
+    /// Writes the reply's values into `message` (a method return). Returns a negative errno on
+    /// failure.
+    func write(into message: OpaquePointer) -> Int32 {
+        switch self {
+        case .empty, .error: return 0
+        case .string(let value): return fetchd_bus_append_string(message, value)
+        case .strings(let values): return Self.withCStrings(values) { fetchd_bus_append_strings(message, $0, $1) }
+        case .dictionary(let entries): return Self.write(entries, into: message)
+        case .descriptor(let fd, let entries):
+            let result = fetchd_bus_append_fd(message, fd)
+            return result < 0 ? result : Self.write(entries, into: message)
+        }
+    }
+
+    private static func write(_ entries: [BusEntry], into message: OpaquePointer) -> Int32 {
+        var result = fetchd_bus_open_options(message)
+        for entry in entries where result >= 0 {
+            result = switch entry.value {
+            case .string(let value): fetchd_bus_append_option_string(message, entry.key, value)
+            case .int64(let value): fetchd_bus_append_option_int64(message, entry.key, value)
+            case .uint64(let value): fetchd_bus_append_option_uint64(message, entry.key, value)
+            case .bool(let value): fetchd_bus_append_option_bool(message, entry.key, value ? 1 : 0)
+            case .strings(let values):
+                withCStrings(values) { fetchd_bus_append_option_strings(message, entry.key, $0, $1) }
+            }
+        }
+        return result < 0 ? result : fetchd_bus_close_container(message)
+    }
+
+    /// Calls `body` with `strings` as a C array of C strings, valid during the call.
+    static func withCStrings(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>?, Int) -> Int32) -> Int32 {
+        let copies: [UnsafePointer<CChar>?] = strings.map { UnsafePointer(strdup($0)) }
+        defer { for copy in copies { free(UnsafeMutableRawPointer(mutating: copy)) } }
+        return copies.withUnsafeBufferPointer { body($0.baseAddress, $0.count) }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+private func closeDescriptor(_ fd: Int32) -> Int32 { Glibc.close(fd) }
+#endif
