@@ -165,7 +165,7 @@ let package = Package(
         // Shared by the test targets: temp folders, locating built binaries, waiting.
         .target(name: "FetchdTestSupport", path: "Tests/FetchdTestSupport"),
         .testTarget(name: "FetchdCoreTests", dependencies: ["FetchdCore", "FetchdTestSupport"]),
-        .testTarget(name: "CurlKitTests", dependencies: ["CurlKit", "FetchdTestSupport"]),
+        .testTarget(name: "CurlKitTests", dependencies: ["CurlKit", "FetchdCore", "FetchdTestSupport"]),
         .testTarget(name: "FetchdConfigTests", dependencies: ["FetchdConfig", "FetchdCore", "FetchdTestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(

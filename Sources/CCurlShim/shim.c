@@ -1,3 +1,4 @@
+#include <string.h>
 #include "CCurlShim.h"
 
 #include <sys/socket.h>
@@ -75,4 +76,27 @@ static curl_socket_t fetchd_curl_open_cloexec_socket(void *userdata, curlsocktyp
 
 CURLcode fetchd_curl_set_close_on_exec_sockets(CURL *handle) {
     return curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, fetchd_curl_open_cloexec_socket);
+}
+
+static CURLUcode copy_part(CURLU *handle, CURLUPart which, char *buffer, size_t capacity) {
+    if (!buffer) return CURLUE_OK;
+    char *value = NULL;
+    CURLUcode code = curl_url_get(handle, which, &value, 0);
+    if (code != CURLUE_OK) return code;
+    size_t length = strlen(value);
+    if (length >= capacity) code = CURLUE_NO_HOST;
+    else memcpy(buffer, value, length + 1);
+    curl_free(value);
+    return code;
+}
+
+CURLUcode fetchd_curl_url_parts(const char *url, unsigned int flags, char *scheme, size_t scheme_capacity,
+                                char *host, size_t host_capacity) {
+    CURLU *handle = curl_url();
+    if (!handle) return CURLUE_OUT_OF_MEMORY;
+    CURLUcode code = curl_url_set(handle, CURLUPART_URL, url, flags);
+    if (code == CURLUE_OK) code = copy_part(handle, CURLUPART_SCHEME, scheme, scheme_capacity);
+    if (code == CURLUE_OK) code = copy_part(handle, CURLUPART_HOST, host, host_capacity);
+    curl_url_cleanup(handle);
+    return code;
 }

@@ -39,10 +39,8 @@ extension CurlEasy {
         var hasher: SHA256?
         /// Where redirects may lead.
         var redirects: RedirectPolicy?
-        /// Why the policy refused a connection, when it did.
-        var forbiddenRedirect: String?
-        /// Why the policy refused the first connection's address, when it did.
-        var forbiddenAddress: String?
+        /// The error the policy's refusal of a connection becomes, when it refused one.
+        var refusal: HTTPFailure?
         /// The easy handle this transfer runs on, for the pre-request callback.
         var handle: UnsafeMutableRawPointer?
         /// When the request has custom headers: the header list to switch to once a redirect
@@ -135,16 +133,16 @@ extension CurlEasy {
         case .allowWithoutCustomHeaders:
             if let list = state.crossHostHeaders {
                 guard fetchd_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(list)) == CURLE_OK else {
-                    state.forbiddenRedirect = "the custom headers could not be dropped for another host"
+                    state.refusal = .forbiddenRedirect("the custom headers could not be dropped for another host")
                     return CURL_PREREQFUNC_ABORT
                 }
             }
             return CURL_PREREQFUNC_OK
         case .refuse(let why):
-            state.forbiddenRedirect = why
+            state.refusal = .forbiddenRedirect(why)
             return CURL_PREREQFUNC_ABORT
         case .refuseAddress(let why):
-            state.forbiddenAddress = why
+            state.refusal = .forbiddenAddress(why)
             return CURL_PREREQFUNC_ABORT
         }
     }

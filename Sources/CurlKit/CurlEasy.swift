@@ -205,10 +205,8 @@ final class CurlEasy {
         case CURLE_OPERATION_TIMEDOUT: return .timeout(message)
         case CURLE_TOO_MANY_REDIRECTS: return .tooManyRedirects(limit: request.maxRedirects)
         case CURLE_UNSUPPORTED_PROTOCOL: return .forbiddenScheme(message)
-        case CURLE_ABORTED_BY_CALLBACK where state.forbiddenAddress != nil:
-            return .forbiddenAddress(state.forbiddenAddress ?? "")
-        case CURLE_ABORTED_BY_CALLBACK where state.forbiddenRedirect != nil:
-            return .forbiddenRedirect(state.forbiddenRedirect ?? "")
+        case CURLE_ABORTED_BY_CALLBACK where state.refusal != nil:
+            return state.refusal ?? .forbiddenRedirect("")
         case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_GOT_NOTHING: return .incomplete(message)
         case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE,
              CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER:

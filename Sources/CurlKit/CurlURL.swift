@@ -7,18 +7,15 @@ enum CurlURL {
     /// A URL's scheme and host, both lower case (an IPv6 host keeps its brackets), or nil when
     /// libcurl cannot parse it.
     static func parts(of url: String) -> (scheme: String, host: String)? {
-        guard let handle = curl_url() else { return nil }
-        defer { curl_url_cleanup(handle) }
+        var scheme = [CChar](repeating: 0, count: 64)
+        var host = [CChar](repeating: 0, count: 1024)
         // As libcurl parses a Location it follows: spaces allowed (it encodes them).
-        guard curl_url_set(handle, CURLUPART_URL, url, UInt32(CURLU_ALLOW_SPACE)) == CURLUE_OK,
-              let scheme = part(CURLUPART_SCHEME, of: handle), let host = part(CURLUPART_HOST, of: handle) else { return nil }
-        return (scheme.lowercased(), host.lowercased())
+        guard fetchd_curl_url_parts(url, UInt32(CURLU_ALLOW_SPACE), &scheme, scheme.count, &host, host.count) == CURLUE_OK
+        else { return nil }
+        return (string(scheme).lowercased(), string(host).lowercased())
     }
 
-    private static func part(_ which: CURLUPart, of handle: OpaquePointer) -> String? {
-        var value: UnsafeMutablePointer<CChar>?
-        guard curl_url_get(handle, which, &value, 0) == CURLUE_OK, let value else { return nil }
-        defer { curl_free(value) }
-        return String(cString: value)
+    private static func string(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

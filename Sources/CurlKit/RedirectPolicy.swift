@@ -23,9 +23,6 @@ import FetchdCore
 /// connections, so the connected address is the proxy's; the hosts written in the URLs (IP
 /// literals and `localhost`) are checked as well, and names are for the proxy's own rules.
 struct RedirectPolicy {
-    /// What an address is, for this policy (`AddressClass`, shared with the config's checks).
-    typealias AddressClass = FetchdCore.AddressClass
-
     /// What to do with a connection.
     enum Verdict: Equatable {
         case allow
@@ -68,10 +65,10 @@ struct RedirectPolicy {
     /// every hop, unless a hop goes direct (`no_proxy`), and then it is the real one. Behind a
     /// proxy the host written in the URL is checked too. A hop whose URL cannot be read is refused.
     mutating func check(connectedAddress address: String, currentURL: () -> String?) -> Verdict {
-        let addressClass = Self.classify(address: address)
+        let addressClass = AddressClass.of(address: address)
         guard let originClass else {
             originClass = addressClass
-            if viaProxy { originHostClass = CurlURL.parts(of: url).map { Self.classify(urlHost: $0.host) } ?? .global }
+            if viaProxy { originHostClass = CurlURL.parts(of: url).map { AddressClass.of(urlHost: $0.host) } ?? .global }
             // Behind a proxy the connected address is the proxy's: the host as written is what
             // the request is for.
             let reached = viaProxy ? originHostClass ?? .global : addressClass
@@ -93,7 +90,7 @@ struct RedirectPolicy {
             return .refuse("\(current) leads to \(address), \(addressClass.withArticle) address, "
                 + "and the configured URL's host is not one")
         }
-        if viaProxy, case let hostClass = Self.classify(urlHost: parts.host), hostClass != .global, hostClass != originHostClass {
+        if viaProxy, case let hostClass = AddressClass.of(urlHost: parts.host), hostClass != .global, hostClass != originHostClass {
             return .refuse("\(current) names \(parts.host), \(hostClass.withArticle) address, "
                 + "and the configured URL's host is not one")
         }
@@ -112,10 +109,4 @@ struct RedirectPolicy {
             guard let value = getenv($0) else { return false }
             return value.pointee != 0
         }
-
-    /// The class of a URL's host as written (`AddressClass.of(urlHost:)`).
-    static func classify(urlHost host: String) -> AddressClass { AddressClass.of(urlHost: host) }
-
-    /// The class of a numeric address (`AddressClass.of(address:)`).
-    static func classify(address text: String) -> AddressClass { AddressClass.of(address: text) }
 }

@@ -33,6 +33,8 @@ public struct DaemonConfig: Sendable, Equatable {
     public var socketMode: Int = Defaults.socketMode
     /// A group whose members may use the control socket besides root and the daemon's user.
     public var controlGroup: String?
+    /// `controlGroup`'s id, looked up when the configuration was read.
+    public var controlGroupID: UInt32?
     /// Fetches per rolling 24 hours of all usage-planned handlers together; nil: no shared cap.
     public var globalBudgetPerDay: Int?
 
@@ -120,7 +122,8 @@ public struct DaemonConfig: Sendable, Equatable {
             }
         }
         config.controlGroup = reader.string("control_group").flatMap { $0.isEmpty ? nil : $0 }
-        if let group = config.controlGroup, getgrnam(group) == nil {
+        config.controlGroupID = config.controlGroup.flatMap { getgrnam($0)?.pointee.gr_gid }
+        if let group = config.controlGroup, config.controlGroupID == nil {
             reader.report("control_group", "no group named \"\(group)\" on this system (getent group \(group)); "
                               + "create it (groupadd \(group)) or unset control_group")
         }

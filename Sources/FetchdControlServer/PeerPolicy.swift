@@ -39,8 +39,17 @@ public struct PeerPolicy: Sendable {
             + (allowedGroupID == nil ? " or as the daemon's user" : " or as a member of the control group")
     }
 
-    private static func isMember(uid: UInt32, primaryGID: UInt32, of group: UInt32) -> Bool {
+    /// Whether `uid` is root, the daemon's user or a member of the group, its groups read from
+    /// the user database (a D-Bus caller, whose credentials carry no group).
+    public func admits(uid: UInt32) -> Bool {
+        if uid == 0 || uid == daemonUID { return true }
+        guard let allowedGroupID else { return false }
+        return Self.isMember(uid: uid, primaryGID: nil, of: allowedGroupID)
+    }
+
+    private static func isMember(uid: UInt32, primaryGID: UInt32?, of group: UInt32) -> Bool {
         if primaryGID == group { return true }
-        return UserAccount.withID(uid)?.groups.contains(group) ?? false
+        guard let account = UserAccount.withID(uid) else { return false }
+        return account.gid == group || account.groups.contains(group)
     }
 }

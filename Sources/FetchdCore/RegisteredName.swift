@@ -18,7 +18,8 @@ public struct RegisteredName: Hashable, Sendable, CustomStringConvertible {
 
     /// Reads `NAME@UID`; nil for any other name (a configured handler's, say).
     public init?(qualified: String) {
-        guard let at = qualified.lastIndex(of: "@") else { return nil }
+        // Bytes, not characters: every snapshot path of every handler asks this.
+        guard let at = qualified.utf8.lastIndex(of: UInt8(ascii: "@")) else { return nil }
         let digits = qualified[qualified.index(after: at)...]
         // Plain decimal only: "+1", " 1" or "01" would give one uid two names.
         guard !digits.isEmpty, digits.count <= 10, digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }),

@@ -79,10 +79,8 @@ public final class BusConnection {
         var name = [CChar](repeating: 0, count: 256)
         var text = [CChar](repeating: 0, count: 512)
         var reply: OpaquePointer?
-        let duplicates: [UnsafePointer<CChar>?] = arguments.map { UnsafePointer(strdup($0)) }
-        defer { for pointer in duplicates { free(UnsafeMutableRawPointer(mutating: pointer)) } }
-        let result = duplicates.withUnsafeBufferPointer { pointers in
-            fetchd_bus_call_method(bus, destination, path, interface, member, pointers.baseAddress, pointers.count,
+        let result = CStrings.with(arguments) { pointers, count in
+            fetchd_bus_call_method(bus, destination, path, interface, member, pointers, count,
                                    &reply, &name, name.count, &text, text.count)
         }
         guard result >= 0, let reply else {

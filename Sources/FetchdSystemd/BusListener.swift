@@ -99,14 +99,7 @@ public final class BusListener: Sendable {
             let connection = try BusConnection(bus)
             try setup(connection)
             try connection.flush()
-            // The source watches a duplicate of the socket, closed by its cancel handler: the
-            // connection may then be freed (closing its own descriptor) at any moment, and the
-            // number cannot be reused for another socket while dispatch still watches it.
-            let descriptor = dup(connection.fileDescriptor)
-            guard descriptor >= 0 else { throw BusError(operation: "watch the bus socket", errno: -errno) }
-            let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
-            source.setEventHandler { [weak self] in self?.process() }
-            source.setCancelHandler { Glibc.close(descriptor) }
+            let source = try SocketWatch.reading(connection.fileDescriptor, queue: queue) { [weak self] in self?.process() }
             state.connection = connection
             state.source = source
             source.resume()

@@ -1,4 +1,5 @@
 @testable import CurlKit
+import FetchdCore
 import Testing
 
 /// `RedirectPolicy`'s address classes and its decisions, address by address (the daemon-level
@@ -16,16 +17,16 @@ struct RedirectPolicyClassTests {
         ("::ffff:8.8.8.8", "global"), ("192.169.0.1", "global"),
     ])
     func eachAddressHasItsClass(address: String, expected: String) {
-        #expect(RedirectPolicy.classify(address: address).rawValue == expected, "\(address)")
+        #expect(AddressClass.of(address: address).rawValue == expected, "\(address)")
     }
 
     @Test func urlHostsAreClassedAsWrittenBehindAProxy() {
-        #expect(RedirectPolicy.classify(urlHost: "localhost") == .loopback)
-        #expect(RedirectPolicy.classify(urlHost: "api.localhost") == .loopback)
-        #expect(RedirectPolicy.classify(urlHost: "LocalHost.") == .loopback)
-        #expect(RedirectPolicy.classify(urlHost: "[::1]") == .loopback)
-        #expect(RedirectPolicy.classify(urlHost: "10.0.0.1") == .privateNetwork)
-        #expect(RedirectPolicy.classify(urlHost: "example.org") == .global)
+        #expect(AddressClass.of(urlHost: "localhost") == .loopback)
+        #expect(AddressClass.of(urlHost: "api.localhost") == .loopback)
+        #expect(AddressClass.of(urlHost: "LocalHost.") == .loopback)
+        #expect(AddressClass.of(urlHost: "[::1]") == .loopback)
+        #expect(AddressClass.of(urlHost: "10.0.0.1") == .privateNetwork)
+        #expect(AddressClass.of(urlHost: "example.org") == .global)
     }
 
     @Test func theFirstConnectionSetsTheClassLaterOnesAreChecked() {

@@ -14,29 +14,32 @@ enum BusAPI {
     enum Failure {
         /// A name or option is malformed, unknown or not allowed.
         static func invalidArguments(_ message: String) -> BusReplyError {
-            BusReplyError(name: "org.fetchd.Fetchd1.Error.InvalidArguments", message: message)
+            named("InvalidArguments", message)
         }
         /// No handler of that name is registered for the caller.
         static func notFound(_ name: String) -> BusReplyError {
-            BusReplyError(name: "org.fetchd.Fetchd1.Error.NotFound",
-                          message: "no handler \"\(name)\" is registered for you; RegisterHandler it first (ListHandlers shows yours)")
+            named("NotFound", "no handler \"\(name)\" is registered for you; RegisterHandler it first (ListHandlers shows yours)")
         }
         /// The caller may not do this.
         static func notPermitted(_ message: String) -> BusReplyError {
-            BusReplyError(name: "org.fetchd.Fetchd1.Error.NotPermitted", message: message)
+            named("NotPermitted", message)
         }
         /// A per-uid quota is reached.
         static func quotaExceeded(_ message: String) -> BusReplyError {
-            BusReplyError(name: "org.fetchd.Fetchd1.Error.QuotaExceeded", message: message)
+            named("QuotaExceeded", message)
         }
         /// The handler has no snapshot yet.
         static func noSnapshot(_ name: String) -> BusReplyError {
-            BusReplyError(name: "org.fetchd.Fetchd1.Error.NoSnapshot",
-                          message: "\"\(name)\" has no snapshot yet; call FetchNow and wait for FetchCompleted with newData")
+            named("NoSnapshot", "\"\(name)\" has no snapshot yet; call FetchNow and wait for FetchCompleted with newData")
         }
         /// Something on fetchd's side failed (the state database, the cache).
         static func failed(_ message: String) -> BusReplyError {
-            BusReplyError(name: "org.fetchd.Fetchd1.Error.Failed", message: message)
+            named("Failed", message)
+        }
+
+        /// The error `org.fetchd.Fetchd1.Error.SUFFIX`.
+        private static func named(_ suffix: String, _ message: String) -> BusReplyError {
+            BusReplyError(name: "\(BusAPI.interface).Error.\(suffix)", message: message)
         }
     }
 }

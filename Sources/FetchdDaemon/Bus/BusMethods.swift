@@ -18,37 +18,36 @@ struct BusMethods: Sendable {
 
     /// The reply to `request`.
     func perform(_ request: BusRequest) async -> BusReply {
-        let controlGroup = await coordinator.config.daemon.controlGroup
-        let caller = RegisteredHandlers.caller(uid: request.uid, controlGroup: controlGroup)
         do throws(BusReplyError) {
             switch request.method {
             case .register(let name, let options):
                 guard let registered = RegisteredName(base: name, uid: request.uid) else { throw Self.badName(name) }
+                let caller = RegisteredHandlers.caller(uid: request.uid, daemon: await coordinator.config.daemon)
                 return .string(try await register(Registration(name: registered, options: options), caller: caller))
             case .unregister(let name):
-                let registered = try resolve(name, request, caller)
+                let registered = try await resolve(name, request)
                 do { try await coordinator.unregister(registered) } catch { throw Self.failure(error, name: name) }
                 return .empty
             case .list:
                 return .strings(await coordinator.registeredNames(of: request.uid))
             case .get(let name):
-                let registered = try await loaded(name, request, caller)
+                let registered = try await loaded(name, request)
                 guard let status = await coordinator.status(of: registered.qualified)?.handlers.first else {
                     throw BusAPI.Failure.notFound(name)
                 }
                 return .dictionary(Self.entries(of: status))
             case .reportUse(let name):
-                let registered = try await loaded(name, request, caller)
+                let registered = try await loaded(name, request)
                 _ = await coordinator.recordUse(registered.qualified, source: .explicit)
                 return .empty
             case .fetchNow(let name):
-                let registered = try await loaded(name, request, caller)
+                let registered = try await loaded(name, request)
                 // The reply says the fetch started; its result comes with FetchCompleted (a D-Bus
                 // call times out after 25 s, and a fetch's deadline may be longer).
                 Task { [coordinator] in _ = await coordinator.fetch(registered.qualified, trigger: .manual) }
                 return .empty
             case .openSnapshot(let name):
-                let registered = try await loaded(name, request, caller)
+                let registered = try await loaded(name, request)
                 return try open(registered, asked: name)
             }
         } catch {
@@ -66,9 +65,12 @@ struct BusMethods: Sendable {
 
     /// The registration `name` means for this caller: its own by the name it chose, or, for
     /// root and `control_group`, any uid's as `NAME@UID`.
-    private func resolve(_ name: String, _ request: BusRequest, _ caller: Registration.Caller) throws(BusReplyError) -> RegisteredName {
+    /// Whether the caller is privileged is asked only for another uid's name: it reads the user
+    /// database.
+    private func resolve(_ name: String, _ request: BusRequest) async throws(BusReplyError) -> RegisteredName {
         if let qualified = RegisteredName(qualified: name) {
-            guard qualified.uid == request.uid || caller == .privileged else {
+            let daemon = await coordinator.config.daemon
+            guard qualified.uid == request.uid || RegisteredHandlers.caller(uid: request.uid, daemon: daemon) == .privileged else {
                 throw BusAPI.Failure.notPermitted("\"\(name)\" belongs to uid \(qualified.uid); only root and the control group may reach another uid's handlers")
             }
             return qualified
@@ -78,8 +80,8 @@ struct BusMethods: Sendable {
     }
 
     /// `resolve`, for a handler that must be in force.
-    private func loaded(_ name: String, _ request: BusRequest, _ caller: Registration.Caller) async throws(BusReplyError) -> RegisteredName {
-        let registered = try resolve(name, request, caller)
+    private func loaded(_ name: String, _ request: BusRequest) async throws(BusReplyError) -> RegisteredName {
+        let registered = try await resolve(name, request)
         guard await coordinator.config.handler(named: registered.qualified) != nil else { throw BusAPI.Failure.notFound(name) }
         return registered
     }
@@ -93,7 +95,7 @@ struct BusMethods: Sendable {
               let metadata = snapshots.metadata(of: name.qualified, version: version) else {
             throw BusAPI.Failure.noSnapshot(asked)
         }
-        let path = SnapshotLayout(root: snapshots.root).contentPath(of: name.qualified, version: version)
+        let path = snapshots.layout.contentPath(of: name.qualified, version: version)
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY)
         guard fd >= 0 else {
             // Evicted or replaced between the two reads: as if there were none yet.

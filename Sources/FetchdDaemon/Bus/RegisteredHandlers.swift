@@ -1,7 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import FetchdConfig
+import FetchdControlServer
 import FetchdCore
 import FetchdState
 import Foundation
@@ -17,15 +15,11 @@ struct RegisteredHandlers {
     static let maxPerUID = 64
 
     /// Who `uid` is to the registration rules: root and members of `control_group` are
-    /// privileged. The daemon's own uid is not: on the session bus every application of the
-    /// user shares it, sandboxed ones included, and must not reach more than a sandbox allows.
-    static func caller(uid: UInt32, controlGroup: String?) -> Registration.Caller {
-        if uid == 0 { return .privileged }
-        guard let controlGroup, let group = getgrnam(controlGroup), let account = UserAccount.withID(uid) else {
-            return .unprivileged
-        }
-        let gid = group.pointee.gr_gid
-        return account.gid == gid || account.groups.contains(gid) ? .privileged : .unprivileged
+    /// privileged (the control socket's `PeerPolicy`). The daemon's own uid is not: on the
+    /// session bus every application of the user shares it, sandboxed ones included, and must
+    /// not reach more than a sandbox allows.
+    static func caller(uid: UInt32, daemon: DaemonConfig) -> Registration.Caller {
+        PeerPolicy(daemonUID: 0, groupID: daemon.controlGroupID).admits(uid: uid) ? .privileged : .unprivileged
     }
 
     /// The registrations kept in `state`, as handlers under `daemon`'s rules; one that no
@@ -44,7 +38,7 @@ struct RegisteredHandlers {
                 return nil
             }
             let registration = Registration(name: name, options: options)
-            switch registration.handler(daemon: daemon, caller: caller(uid: row.uid, controlGroup: daemon.controlGroup)) {
+            switch registration.handler(daemon: daemon, caller: caller(uid: row.uid, daemon: daemon)) {
             case .success(let handler): return handler
             case .failure(let refusal):
                 logger.error("\(name): registration no longer accepted, left out: \(refusal.message.replacingOccurrences(of: "\n", with: "; "))",

@@ -70,7 +70,7 @@ extension BusReply {
         switch self {
         case .empty, .error: return 0
         case .string(let value): return fetchd_bus_append_string(message, value)
-        case .strings(let values): return Self.withCStrings(values) { fetchd_bus_append_strings(message, $0, $1) }
+        case .strings(let values): return CStrings.with(values) { fetchd_bus_append_strings(message, $0, $1) }
         case .dictionary(let entries): return Self.write(entries, into: message)
         case .descriptor(let fd, let entries):
             let result = fetchd_bus_append_fd(message, fd)
@@ -87,17 +87,10 @@ extension BusReply {
             case .uint64(let value): fetchd_bus_append_option_uint64(message, entry.key, value)
             case .bool(let value): fetchd_bus_append_option_bool(message, entry.key, value ? 1 : 0)
             case .strings(let values):
-                withCStrings(values) { fetchd_bus_append_option_strings(message, entry.key, $0, $1) }
+                CStrings.with(values) { fetchd_bus_append_option_strings(message, entry.key, $0, $1) }
             }
         }
         return result < 0 ? result : fetchd_bus_close_container(message)
-    }
-
-    /// Calls `body` with `strings` as a C array of C strings, valid during the call.
-    static func withCStrings(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>?, Int) -> Int32) -> Int32 {
-        let copies: [UnsafePointer<CChar>?] = strings.map { UnsafePointer(strdup($0)) }
-        defer { for copy in copies { free(UnsafeMutableRawPointer(mutating: copy)) } }
-        return copies.withUnsafeBufferPointer { body($0.baseAddress, $0.count) }
     }
 }
 

@@ -38,7 +38,6 @@ public final class BusServer: Sendable {
         var connection: BusConnection?
         var reader: (any DispatchSourceRead)?
         var writer: (any DispatchSourceWrite)?
-        var descriptor: Int32 = -1
     }
 
     private let queue: DispatchQueue
@@ -143,15 +142,9 @@ public final class BusServer: Sendable {
                 throw BusError(operation: "own the name \(object.name) on the \(bus)", errno: result)
             }
             try connection.flush()
-            // A duplicate of the socket, closed by the reader's cancel handler (see BusListener).
-            let descriptor = dup(connection.fileDescriptor)
-            guard descriptor >= 0 else { throw BusError(operation: "watch the bus socket", errno: -errno) }
-            let reader = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
-            reader.setEventHandler { [weak self] in self?.process() }
-            reader.setCancelHandler { Glibc.close(descriptor) }
+            let reader = try SocketWatch.reading(connection.fileDescriptor, queue: queue) { [weak self] in self?.process() }
             state.connection = connection
             state.reader = reader
-            state.descriptor = descriptor
             reader.resume()
         }
         process()
@@ -177,13 +170,8 @@ public final class BusServer: Sendable {
     /// the socket buffer, or a bus slow to read), and stops as soon as it holds none.
     private func watchWrites(_ state: inout State, _ connection: BusConnection) {
         let pending = fetchd_bus_wants_write(connection.handle) > 0
-        if pending, state.writer == nil, state.descriptor >= 0 {
-            // Its own duplicate, closed by its own cancel handler: the two sources end apart.
-            let descriptor = dup(state.descriptor)
-            guard descriptor >= 0 else { return }
-            let writer = DispatchSource.makeWriteSource(fileDescriptor: descriptor, queue: queue)
-            writer.setEventHandler { [weak self] in self?.process() }
-            writer.setCancelHandler { Glibc.close(descriptor) }
+        if pending, state.writer == nil,
+           let writer = try? SocketWatch.writing(connection.fileDescriptor, queue: queue, handler: { [weak self] in self?.process() }) {
             state.writer = writer
             writer.resume()
         } else if !pending, let writer = state.writer {
@@ -199,9 +187,8 @@ public final class BusServer: Sendable {
     private static func stop(_ state: inout State) {
         state.writer?.cancel()
         state.writer = nil
-        state.reader?.cancel()  // closes the duplicate descriptor
+        state.reader?.cancel()  // closes its duplicate descriptor
         state.reader = nil
-        state.descriptor = -1
         state.connection = nil
     }
 }
