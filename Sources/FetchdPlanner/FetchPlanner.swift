@@ -132,11 +132,18 @@ public struct FetchPlanner: Sendable {
     public func earliestAllowed(now: Date, recentFetches: [Date]) -> Date {
         var floor = now
         if let last = recentFetches.last { floor = max(floor, last.addingTimeInterval(limits.minIntervalSeconds)) }
-        if recentFetches.count >= limits.budgetPerDay {
-            let oldestCounted = recentFetches[recentFetches.count - limits.budgetPerDay]
-            floor = max(floor, oldestCounted.addingTimeInterval(86_400))
+        if let freesAt = Self.budgetFreesAt(recentFetches: recentFetches, perDay: limits.budgetPerDay) {
+            floor = max(floor, freesAt)
         }
         return floor
+    }
+
+    /// When a rolling 24-hour budget of `perDay` fetches allows the next one, given the
+    /// fetches made (oldest first): a day after the oldest one still counted; nil while the
+    /// budget is not spent. The one rule for a handler's `budget` and for `global_budget`.
+    public static func budgetFreesAt(recentFetches: [Date], perDay: Int) -> Date? {
+        guard perDay > 0, recentFetches.count >= perDay else { return nil }
+        return recentFetches[recentFetches.count - perDay].addingTimeInterval(86_400)
     }
 
     /// `Tue 08:55`, local time at `offsetSeconds`.

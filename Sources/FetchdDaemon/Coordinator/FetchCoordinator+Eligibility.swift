@@ -25,7 +25,6 @@ extension FetchCoordinator {
         input.globalBudget = plans.planning.globalBudgetUse(config, now: now)
         input.plans = plans.decisions(of: config.handlers, now: now, globalUse: input.globalBudget)
         input.planFloors = plans.floors
-        input.budgets = plans.budgets
         let idle = config.handlers.lazy.filter { !input.isBusy($0.name) }
         input.transferResumes = pipeline.transfers.resumeDates(of: idle, states: states, now: now)
         input.waitingPushes = pushes.waiting()

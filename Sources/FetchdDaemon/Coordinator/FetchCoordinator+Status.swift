@@ -14,7 +14,7 @@ extension FetchCoordinator {
     /// The status of `name` alone, with every reason it is not fetched now and its budget
     /// (`fetchctl status NAME`); nil when no such handler is loaded.
     public func status(of name: String) -> StatusReport? {
-        config.handler(named: name).map { statusView(now: Date()).report(detailed: $0) }
+        config.handler(named: name).map { statusView(now: Date(), withBudgets: true).report(detailed: $0) }
     }
 
     /// A one-line summary for `systemctl status`: `5 handlers, 1 failing; next: weather at 08:50`.
@@ -27,9 +27,13 @@ extension FetchCoordinator {
         return WakePlan(madeAt: now, next: view.eligibility.next, wakeAt: view.eligibility.nextWake, statusLine: view.line())
     }
 
-    /// What the reports are made from, as the coordinator sees it at `now`.
-    func statusView(now: Date) -> StatusView {
-        StatusView(config: config, eligibility: eligibility(now: now), rejectedReload: rejectedReload, instance: instance,
-                   transfers: pipeline.transfers, snapshots: snapshots)
+    /// What the reports are made from, as the coordinator sees it at `now`. `withBudgets` adds
+    /// each planned handler's budget use, which only one handler's detailed status shows: the
+    /// wakes, which make a view each, do without it.
+    func statusView(now: Date, withBudgets: Bool = false) -> StatusView {
+        var input = eligibilityInput(now: now)
+        if withBudgets { input.budgets = plans.budgets }
+        return StatusView(config: config, eligibility: Eligibility(input), rejectedReload: rejectedReload, instance: instance,
+                          transfers: pipeline.transfers, snapshots: snapshots)
     }
 }

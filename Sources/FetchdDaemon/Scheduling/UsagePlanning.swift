@@ -62,9 +62,10 @@ struct UsagePlanning: Sendable {
             ? FetchPlanner.Decision(date: now, reason: "first fetch")
             : inputs.planner.next(now: now, model: inputs.model, recentFetches: inputs.attempts, feedback: feedback)
         var budget = Self.budgetUse(inputs.attempts, perDay: inputs.planner.limits.budgetPerDay, now: now)
-        // The planner reads at most `budget` attempts: with that many, the day may hold more
-        // (fetches asked for count too), which `fetchctl status NAME` shows as they are.
-        if inputs.attempts.count >= budget.perDay {
+        // The planner reads at most `budget` attempts: when all of them fall in the last day,
+        // the day may hold more (fetches asked for count too), which `fetchctl status NAME`
+        // shows as they are. With fewer in it, the day holds no other and the count is exact.
+        if budget.used == budget.perDay {
             budget.used = (try? state.attempts(of: [handler.name], since: now.addingTimeInterval(-86_400)).count) ?? budget.used
         }
         return Decided(decision: decision, floor: inputs.planner.earliestAllowed(now: now, recentFetches: inputs.attempts),
@@ -75,10 +76,7 @@ struct UsagePlanning: Sendable {
     static func budgetUse(_ attempts: [Date], perDay: Int, now: Date) -> BudgetUse {
         let dayAgo = now.addingTimeInterval(-86_400)
         var use = BudgetUse(used: attempts.filter { $0 > dayAgo }.count, perDay: perDay)
-        if attempts.count >= perDay {
-            let freesAt = attempts[attempts.count - perDay].addingTimeInterval(86_400)
-            if freesAt > now { use.freesAt = freesAt }
-        }
+        use.freesAt = FetchPlanner.budgetFreesAt(recentFetches: attempts, perDay: perDay).flatMap { $0 > now ? $0 : nil }
         return use
     }
 
@@ -134,8 +132,7 @@ struct UsagePlanning: Sendable {
 
     /// When `global_budget` allows the next usage-planned fetch, if it is spent now.
     static func floor(of use: GlobalBudgetUse?) -> Date? {
-        guard let (recent, budget) = use, recent.count >= budget else { return nil }
-        return recent[recent.count - budget].addingTimeInterval(86_400)
+        use.flatMap { FetchPlanner.budgetFreesAt(recentFetches: $0.recent, perDay: $0.budget) }
     }
 
     /// `due` without the usage-planned handlers the shared budget has no room for in this wake
