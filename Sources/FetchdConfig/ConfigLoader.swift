@@ -114,7 +114,7 @@ public enum ConfigLoader {
         return (config, stopping.map { $0.stoppingStart() })
     }
 
-    /// Every problem in `path`, for `fetchctl check-config FILE` (see `examine`).
+    /// Every problem in `path` (`examine`'s, without what they do to fetchd).
     public static func check(path: String) -> [ConfigDiagnostic] {
         examine(path: path).diagnostics
     }
@@ -124,8 +124,9 @@ public enum ConfigLoader {
         /// Every problem, in file and line order within each file.
         public let diagnostics: [ConfigDiagnostic]
         /// Whether fetchd would start with it: problems in handler files only leave those
-        /// handlers out, a problem in the main file or a failed trust check stops the start.
-        public let wouldStart: Bool
+        /// handlers out, a problem in the main file or a failed trust check stops the start
+        /// (each problem says which, `ConfigDiagnostic.effect`).
+        public var wouldStart: Bool { !diagnostics.contains { $0.effect == .stopsStart } }
 
         /// The exit status of both checkers (`fetchd --check-config`, `fetchctl check-config`):
         /// 0 when clean, 1 when fetchd would start and leave handlers out, 78 (EX_CONFIG, as a
@@ -156,7 +157,7 @@ public enum ConfigLoader {
         let parsed = parse(file: path)
         guard let document = parsed.document else {
             let diagnostics = inHandlersFolder ? parsed.diagnostics : parsed.diagnostics.map { $0.stoppingStart() }
-            return Examination(diagnostics: diagnostics, wouldStart: inHandlersFolder)
+            return Examination(diagnostics: diagnostics)
         }
         defer { document.release() }
         let onlyHandlers = document.table.count > 0 && !document.hasKeysBesidesHandler
@@ -168,12 +169,12 @@ public enum ConfigLoader {
             .compactMap { ConfigTrust.problem(at: $0)?.stoppingStart() }
         var (handlers, diagnostics) = readHandlers(in: document, file: path, daemon: DaemonConfig())
         rejectDuplicates(&handlers, &diagnostics)
-        return Examination(diagnostics: untrusted + diagnostics, wouldStart: untrusted.isEmpty)
+        return Examination(diagnostics: untrusted + diagnostics)
     }
 
     private static func examineMain(_ path: String, requireMainFile: Bool) -> Examination {
         let reading = read(mainFile: path, requireMainFile: requireMainFile, readsSecrets: true)
-        return Examination(diagnostics: reading.stopping + reading.config.diagnostics, wouldStart: reading.stopping.isEmpty)
+        return Examination(diagnostics: reading.stopping + reading.config.diagnostics)
     }
 
     /// Loads the handler files `files` (`handlerFiles(in:)`), in that order.

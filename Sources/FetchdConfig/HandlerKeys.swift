@@ -24,14 +24,17 @@ enum HandlerKeys {
     ]
 
     /// The keys a handler of `kind` does not take, each with the kind that does, in the order
-    /// they are reported.
+    /// they are reported. Made once per kind: every handler read asks.
     static func foreign(to kind: HandlerConfig.Kind) -> [(key: String, owner: String)] {
-        let exec = execOnly.map { ($0, "exec") }, http = httpOnly.map { ($0, "http") }
-        let transfer = transferOnly.map { ($0, "transfer") }
         switch kind {
-        case .http: return exec + transfer
-        case .exec: return http + transfer
-        case .transfer: return exec
+        case .http: foreignToHTTP
+        case .exec: foreignToExec
+        case .transfer: foreignToTransfer
         }
     }
+
+    private static let exec = execOnly.map { (key: $0, owner: "exec") }
+    private static let foreignToHTTP = exec + transferOnly.map { (key: $0, owner: "transfer") }
+    private static let foreignToExec = httpOnly.map { (key: $0, owner: "http") } + transferOnly.map { (key: $0, owner: "transfer") }
+    private static let foreignToTransfer = exec
 }
