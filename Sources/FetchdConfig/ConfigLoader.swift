@@ -32,6 +32,9 @@ public struct LoadedConfig: Sendable, Equatable {
         self.places = Self.places(of: handlers)
     }
 
+    /// The handlers applications registered over D-Bus, in force beside the configured ones.
+    public var registeredHandlers: [HandlerConfig] { handlers.filter { $0.registeredBy != nil } }
+
     /// The configuration with `registered` (handlers applications registered over D-Bus) in
     /// place of the registered handlers it held; the handlers from files stay as they are.
     public func replacingRegistered(with registered: [HandlerConfig]) -> LoadedConfig {

@@ -78,15 +78,24 @@ public struct Registration: Sendable, Equatable {
         if case .string(let kind) = options["kind"], kind == "exec" {
             refuse("kind", "exec handlers run programs; they are configured in handler files, never over D-Bus")
         }
-        guard problems.isEmpty else { return .failure(Refusal(problems: problems)) }
+        // The URL as written, checked beside the other keys so that one answer names every problem.
+        if caller == .unprivileged, case .string(let url) = options["url"], URLSyntax.problem(with: url) == nil,
+           let problem = URLSyntax.nonGlobalHost(in: url) {
+            refuse("url", "\(problem); only root and the control group may register a handler for one")
+        }
         let table = tomlTable()
         defer { table.clear() }
         var reader = TableReader(table: table, file: Self.source, lines: TOMLLineIndex(""),
                                  section: .init(name: "", element: nil))
-        guard var handler = HandlerConfig.read(from: &reader, daemon: daemon), reader.diagnostics.isEmpty else {
-            return .failure(Refusal(problems: reader.diagnostics.map {
-                ConfigDiagnostic(file: $0.file, line: nil, key: $0.key, message: $0.message, handler: name.qualified)
-            }))
+        let read = HandlerConfig.read(from: &reader, daemon: daemon)
+        // A key refused above is not reported again as the handler rules see it.
+        let refused = Set(problems.compactMap(\.key))
+        for problem in reader.diagnostics where !refused.contains(problem.key ?? "") {
+            problems.append(ConfigDiagnostic(file: problem.file, line: nil, key: problem.key, message: problem.message,
+                                             handler: name.qualified))
+        }
+        guard var handler = read, problems.isEmpty else {
+            return .failure(Refusal(problems: problems.sorted { ($0.key ?? "") < ($1.key ?? "") }))
         }
         handler.name = name.qualified
         handler.origin = .registered(uid: name.uid)
@@ -96,13 +105,7 @@ public struct Registration: Sendable, Equatable {
         // An application's launches are what fetchd learns from, as iOS learns from app
         // launches (ReportUse), unless the registration says otherwise.
         if options["usage"] == nil { handler.usage = [.explicit] }
-        if caller == .unprivileged, let request = handler.request {
-            if let problem = URLSyntax.nonGlobalHost(in: request.url) {
-                refuse("url", "\(problem); only root and the control group may register a handler for one")
-                return .failure(Refusal(problems: problems))
-            }
-            handler.restrictToGlobalAddresses()
-        }
+        if caller == .unprivileged { handler.restrictToGlobalAddresses() }
         return .success(handler)
     }
 

@@ -123,7 +123,15 @@ public struct Daemon {
         let powerWatcher = PowerWatcher(conditions: coordinator, directory: config.daemon.powerSupplyDirectory,
                                         logger: logger, wakes: clock)
         let networkWatcher = NetworkWatcher(conditions: coordinator, logger: logger, wakes: clock)
-        let busAPI = BusService(coordinator: coordinator, logger: logger)
+        // What follows a change of the handlers in force, a reload's or a registration's: the
+        // next wake planned again, and the watchers started or left as the handlers now need.
+        let handlersChanged: @Sendable () async -> Void = {
+            clock.reloaded()
+            await readWatcher.refresh()
+            sessionWatcher.refresh()
+            networkWatcher.refresh()
+        }
+        let busAPI = BusService(coordinator: coordinator, logger: logger, handlersChanged: handlersChanged)
         services += [
             .init(service: control),
             .init(service: readWatcher),
@@ -135,10 +143,7 @@ public struct Daemon {
             .init(service: ReloadService(target: coordinator, notifier: notifier, logger: logger,
                                          load: reload ?? { [config] () throws(ConfigLoadError) in config },
                                          afterApply: {
-                                             clock.reloaded()
-                                             await readWatcher.refresh()
-                                             sessionWatcher.refresh()
-                                             networkWatcher.refresh()
+                                             await handlersChanged()
                                              busAPI.refresh()
                                          }, requests: reloads)),
             .init(service: clock),

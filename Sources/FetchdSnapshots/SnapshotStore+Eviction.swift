@@ -32,6 +32,15 @@ extension SnapshotStore {
         }
     }
 
+    /// Deletes every snapshot of `handler` and forgets them (a handler unregistered for good):
+    /// the cache's total no longer counts them, and nothing remembered of its latest stays.
+    /// Not while a fetch of it may publish.
+    public func removeHandler(_ handler: String) {
+        DurableFile.removeTree(directory(of: handler))
+        ledger.withLock { $0.remove(handler) }
+        latestKnown.withLock { _ = $0.removeValue(forKey: handler) }
+    }
+
     /// Adds a newly published version to the ledger.
     func recordInLedger(_ handler: String, version: String, bytes: Int) {
         ledger.withLock { $0.add(handler, version, bytes: bytes) }

@@ -11,6 +11,11 @@ struct VersionLedger {
         versions[handler, default: [:]][version] = bytes
     }
 
+    /// Forgets every version of `handler`.
+    mutating func remove(_ handler: String) {
+        total -= versions.removeValue(forKey: handler)?.values.reduce(0, +) ?? 0
+    }
+
     /// Forgets a version.
     mutating func remove(_ handler: String, _ version: String) {
         total -= versions[handler]?.removeValue(forKey: version) ?? 0

@@ -11,9 +11,6 @@ import Glibc
 /// (`examples/python/fetchd-client.py`, python3-dbus) as root and as `nobody`.
 @Suite(.serialized)
 struct DBusAPITests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
-
     /// A bus any uid may reach, in a folder `nobody` can enter, with the client beside it.
     struct Bus {
         let folder: TemporaryDirectory
@@ -25,22 +22,29 @@ struct DBusAPITests {
             chmod(folder.path, 0o755)
             bus = PrivateBus(socketPath: folder.file("bus"), anyUser: true)
             client = folder.file("fetchd-client.py")
-            try FileManager.default.copyItem(atPath: DBusAPITests.repository.appendingPathComponent("examples/python/fetchd-client.py").path,
-                                             toPath: client)
+            try FileManager.default.copyItem(atPath: TestBinaries.sourceTree + "/examples/python/fetchd-client.py", toPath: client)
             chmod(client, 0o755)
             try await bus.start()
         }
 
-        /// Waits, polling, until `list` prints `expected` (any output when nil), within 10 s.
+        /// Waits until `list` prints `expected` (any output when nil), within 10 s.
         func waitForList(_ expected: String? = nil) async -> Bool {
-            for _ in 0..<50 {
-                if let result = try? await run(["list"]), result.status == 0, expected == nil || result.output == expected {
-                    return true
-                }
-                try? await Task.sleep(for: .milliseconds(200))
+            await eventually(timeoutSeconds: 10, pollMilliseconds: 200) {
+                guard let result = try? await run(["list"]) else { return false }
+                return result.status == 0 && (expected == nil || result.output == expected)
             }
-            return false
         }
+
+        /// A daemon offering the API on this bus, started, its name taken.
+        func daemon() async throws -> DaemonProcess {
+            let daemon = try DaemonProcess(handlers: "", heartbeat: "1h", extraMain: "dbus_api = \"session\"")
+            try await daemon.start(environment: environment)
+            #expect(await waitForList(), "fetchd never took its bus name")
+            return daemon
+        }
+
+        /// The daemon's environment: this bus as the session bus.
+        var environment: [String: String] { ["DBUS_SESSION_BUS_ADDRESS": bus.address] }
 
         /// Runs the client with `arguments`, as `nobody` when asked.
         func run(_ arguments: [String], asNobody: Bool = false) async throws -> (status: Int32, output: String) {
@@ -55,30 +59,32 @@ struct DBusAPITests {
         try "hello bus\n".write(toFile: www.file("news.txt"), atomically: true, encoding: .utf8)
         let server = try TestHTTPServer.files(in: www.path)
         let bus = try await Bus()
-        let daemon = try DaemonProcess(handlers: "", heartbeat: "1h", extraMain: "dbus_api = \"session\"")
-        let environment = ["DBUS_SESSION_BUS_ADDRESS": bus.bus.address]
-        try await daemon.start(environment: environment)
-        // The bus name is taken after the control socket answers.
-        #expect(await bus.waitForList())
+        let daemon = try await bus.daemon()
 
         let registered = try await bus.run(["register", "news", server.url("/news.txt")])
         #expect(registered.output == "news@\(getuid())\n", "\(registered.output)")
+        // A registration is in force at once: its first fetch comes without waiting for the
+        // heartbeat (an hour here), as a reload's new handler's does.
+        #expect(await eventually(timeoutSeconds: 10, pollMilliseconds: 200) {
+            (try? await bus.run(["status", "news"]))?.output.contains("last_result=newData") == true
+        }, "the registered handler was not fetched until the next heartbeat")
         let fetched = try await bus.run(["fetch", "news", "20"])
-        #expect(fetched.status == 0 && fetched.output.hasPrefix("newData 00000001-"), "\(fetched.output)")
+        // Asked for, a second fetch: the content is the same.
+        #expect(fetched.status == 0 && fetched.output == "noData \n", "\(fetched.output)")
         let read = try await bus.run(["read", "news"])
         #expect(read.output.contains("content_type=text/plain") && read.output.hasSuffix("\nhello bus\n"), "\(read.output)")
         #expect(read.output.contains("version=00000001-"), "\(read.output)")
 
         // The same keys and checks as a handler file; programs never come over the bus.
-        let bad = try await bus.run(["register", "bad", server.url("/x"), "min_interval=5x", "retain=0", "bogus=1"])
+        let bad = try await bus.run(["register", "bad", server.url("/x"), "min_interval=5x", "retain=0", "bogus=1",
+                                     "on_complete=[/bin/sh]"])
         #expect(bad.status == 1 && bad.output.contains("org.fetchd.Fetchd1.Error.InvalidArguments"), "\(bad.output)")
-        for expected in ["min_interval: \"5x\" is not a duration", "retain: 0 is out of range", "bogus: unknown key"] {
+        for expected in ["min_interval: \"5x\" is not a duration", "retain: 0 is out of range", "bogus: unknown key",
+                         "on_complete: not accepted over D-Bus"] {
             #expect(bad.output.contains(expected), "\(bad.output)")
         }
         let exec = try await bus.run(["register", "run", "http://example.com/", "kind=exec", "command=[/bin/true]"])
         #expect(exec.output.contains("command: not accepted over D-Bus"), "\(exec.output)")
-        let hook = try await bus.run(["register", "hook", "http://example.com/", "on_complete=[/bin/sh]"])
-        #expect(hook.output.contains("on_complete: not accepted over D-Bus"), "\(hook.output)")
         let missing = try await bus.run(["read", "nothere"])
         #expect(missing.output.contains("org.fetchd.Fetchd1.Error.NotFound"), "\(missing.output)")
 
@@ -87,12 +93,10 @@ struct DBusAPITests {
         var info = stat()
         #expect(stat(folder, &info) == 0 && info.st_mode & 0o077 == 0, "the registered handlers' folder is readable by others")
 
-        if getuid() == 0 { try await anotherUIDHasItsOwnNamespace(bus, server: server) }
-
         // fetchctl shows it with its origin; a restart keeps it.
         let status = try await daemon.fetchctlWithoutBlocking(["status", "news@\(getuid())"])
         #expect(status.output.contains("defined in D-Bus registration by uid \(getuid())"), "\(status.output)")
-        try await daemon.restart(environment: environment)
+        try await daemon.restart(environment: bus.environment)
         #expect(await bus.waitForList("news\n"))
         let again = try await bus.run(["read", "news"])
         #expect(again.output.hasSuffix("\nhello bus\n"), "\(again.output)")
@@ -102,7 +106,14 @@ struct DBusAPITests {
     }
 
     /// `nobody` registers its own `news`, may not reach root's, nor a loopback address.
-    private func anotherUIDHasItsOwnNamespace(_ bus: Bus, server: TestHTTPServer) async throws {
+    @Test(.enabled(if: getuid() == 0, "runs the client as nobody"))
+    func anotherUIDHasItsOwnNamespace() async throws {
+        let www = try TemporaryDirectory("fetchd-dbus-www")
+        try "hello bus\n".write(toFile: www.file("news.txt"), atomically: true, encoding: .utf8)
+        let server = try TestHTTPServer.files(in: www.path)
+        let bus = try await Bus()
+        let daemon = try await bus.daemon()
+        #expect(try await bus.run(["register", "news", server.url("/news.txt")]).output == "news@0\n")
         let loopback = try await bus.run(["register", "news", server.url("/news.txt")], asNobody: true)
         #expect(loopback.output.contains("url: 127.0.0.1 is a loopback address"), "\(loopback.output)")
         let proxy = try await bus.run(["register", "news", "https://example.com/", "proxy=http://proxy.example:3128"], asNobody: true)
@@ -115,19 +126,20 @@ struct DBusAPITests {
         let unregistered = try await bus.run(["unregister", "news"], asNobody: true)
         #expect(unregistered.status == 0, "\(unregistered.output)")
         #expect(try await bus.run(["list"]).output == "news\n", "root's news is untouched")
+        let (code, log) = await daemon.stopWithoutBlocking()
+        #expect(code == 0, "\(log)")
+        await bus.bus.stop()
     }
 
     /// The installed interface description is what the daemon introspects.
     @Test func theInstalledInterfaceIsWhatTheDaemonIntrospects() async throws {
         let bus = try await Bus()
-        let daemon = try DaemonProcess(handlers: "", heartbeat: "1h", extraMain: "dbus_api = \"session\"")
-        try await daemon.start(environment: ["DBUS_SESSION_BUS_ADDRESS": bus.bus.address])
-        #expect(await bus.waitForList())
+        let daemon = try await bus.daemon()
         let live = try await ChildProcess.runWithoutBlocking("/usr/bin/env", [
             "DBUS_SESSION_BUS_ADDRESS=\(bus.bus.address)", "busctl", "--user", "introspect", "--xml-interface",
             "org.fetchd.Fetchd1", "/org/fetchd/Fetchd1",
         ])
-        let installed = try String(contentsOf: Self.repository.appendingPathComponent("systemd/dbus/org.fetchd.Fetchd1.xml"), encoding: .utf8)
+        let installed = try String(contentsOfFile: TestBinaries.sourceTree + "/systemd/dbus/org.fetchd.Fetchd1.xml", encoding: .utf8)
         let liveInterface = Self.interface(in: live.output), installedInterface = Self.interface(in: installed)
         #expect(liveInterface != nil && liveInterface == installedInterface,
                 "systemd/dbus/org.fetchd.Fetchd1.xml differs from the daemon's:\n\(live.output)")

@@ -138,7 +138,8 @@ import Testing
     /// repository path or a make target of the tests means nothing to an installed reader).
     @Test func noPageCitesTheSourceTree() throws {
         let names = try Self.pageNames()
-        let expected = ["fetchctl.1", "fetchd-handlers.7", "fetchd-push.7", "fetchd-snapshots.7", "fetchd.8", "fetchd.toml.5"]
+        let expected = ["fetchctl.1", "fetchd-dbus.7", "fetchd-handlers.7", "fetchd-push.7", "fetchd-snapshots.7", "fetchd.8",
+                        "fetchd.toml.5"]
         #expect(Set(expected).isSubset(of: names), "docs/man holds \(names)")
         for name in names {
             let page = try Self.page(name)

@@ -85,6 +85,26 @@ struct SnapshotStoreTests {
         #expect(total <= 3, "eviction kept \(total) versions over a 3000-byte cap")
     }
 
+    /// A handler removed for good takes its versions out of the cache's count: they no longer
+    /// push other handlers' versions out.
+    @Test func aRemovedHandlerNoLongerCountsAgainstTheCap() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SnapshotStore(root: directory.path, maxTotalBytes: 3000)
+        let text = String(repeating: "x", count: 200)
+        for index in 0..<10 {
+            _ = try store.commit(stagedFile: try stage(store, "gone@1000", text + "\(index)"), handler: "gone@1000",
+                                 template: template("gone@1000"), retain: 10)
+        }
+        store.removeHandler("gone@1000")
+        #expect(!FileManager.default.fileExists(atPath: store.directory(of: "gone@1000")))
+        #expect(!store.handlerNames().contains("gone@1000"))
+        for index in 0..<3 {
+            _ = try store.commit(stagedFile: try stage(store, "a", text + "\(index)"), handler: "a", template: template("a"), retain: 10)
+        }
+        #expect(store.versionNames(of: "a").count == 3, "versions of a removed handler still counted against the cap")
+    }
+
     /// A fetch that brings nothing to publish leaves no staging folder, even when its program
     /// left other files beside its output; a first version makes its handler's folders.
     @Test func discardRemovesTheStagingFolder() throws {

@@ -23,6 +23,14 @@ struct BusRequest: Sendable {
     /// The caller's unique connection name, which `FetchCompleted` is sent to.
     let sender: String?
 
+    /// Whether carrying it out changes the handlers in force.
+    var changesHandlers: Bool {
+        switch method {
+        case .register, .unregister: true
+        default: false
+        }
+    }
+
     /// Reads `call`'s arguments; throws the error to answer with when they are not usable.
     init(_ call: BusIncomingCall) throws(BusReplyError) {
         let arguments = call.arguments

@@ -37,16 +37,20 @@ final class BusService: Service, FetchCompletionObserver {
     private let coordinator: FetchCoordinator
     private let logger: Logger
     private let methods: BusMethods
+    /// Run after a call changed the handlers in force (a registration, its removal).
+    private let handlersChanged: @Sendable () async -> Void
     private let server = Mutex<BusServer?>(nil)
     private let listeners = Mutex(Listeners())
     private let inFlight = Atomic<Int>(0)
     private let events: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
 
-    /// A service for `coordinator`.
-    init(coordinator: FetchCoordinator, logger: Logger) {
+    /// A service for `coordinator`; `handlersChanged` follows every registration and removal,
+    /// as a reload's changes are followed.
+    init(coordinator: FetchCoordinator, logger: Logger, handlersChanged: @escaping @Sendable () async -> Void) {
         self.coordinator = coordinator
         self.logger = logger
+        self.handlersChanged = handlersChanged
         methods = BusMethods(coordinator: coordinator)
         (events, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
@@ -120,7 +124,9 @@ final class BusService: Service, FetchCompletionObserver {
         if let sender = request.sender { remember(sender, of: request.uid) }
         let responder = call.responder
         Task {
-            responder.reply(await self.methods.perform(request))
+            let reply = await self.methods.perform(request)
+            responder.reply(reply)
+            if request.changesHandlers, !reply.isError { await self.handlersChanged() }
             self.inFlight.subtract(1, ordering: .relaxed)
         }
     }

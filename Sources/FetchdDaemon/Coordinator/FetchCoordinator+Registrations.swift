@@ -34,29 +34,34 @@ extension FetchCoordinator {
         } catch {
             throw .notStored("\(error)")
         }
-        registered = registered.filter { $0.name != handler.name } + [handler]
-        config = config.replacingRegistered(with: registered)
+        install(config.replacingRegistered(with: config.registeredHandlers.filter { $0.name != handler.name } + [handler]))
         plans.forget(handler.name)
         logger.notice("\(handler.name): registered over D-Bus (\(handler.kind.rawValue))", metadata: ["handler": "\(handler.name)"])
         return handler.name
     }
 
-    /// Removes `name`'s registration, and its snapshots unless a fetch of it is running (then
-    /// they stay until the cache's eviction takes them).
+    /// Removes `name`'s registration and its snapshots: now, or when a running fetch of it ends
+    /// (`removeSnapshotsIfUnregistered`), since that fetch may still publish.
     func unregister(_ name: RegisteredName) throws(RegistrationProblem) {
         let removed: Bool
         do { removed = try state.registrations.remove(uid: name.uid, name: name.base) } catch {
             throw .notStored("\(error)")
         }
         guard removed else { throw .notFound }
-        registered = registered.filter { $0.name != name.qualified }
-        config = config.replacingRegistered(with: registered)
-        if !isRunning(name.qualified) { try? FileManager.default.removeItem(atPath: snapshots.directory(of: name.qualified)) }
+        install(config.replacingRegistered(with: config.registeredHandlers.filter { $0.name != name.qualified }))
+        if !isRunning(name.qualified) { snapshots.removeHandler(name.qualified) }
         logger.notice("\(name): unregistered over D-Bus", metadata: ["handler": "\(name)"])
+    }
+
+    /// Removes the snapshots of `handler`, a registered handler whose fetch just ended, when it
+    /// was unregistered meanwhile (and not registered again).
+    func removeSnapshotsIfUnregistered(_ handler: HandlerConfig) {
+        guard handler.registeredBy != nil, !isLoaded(handler.name) else { return }
+        snapshots.removeHandler(handler.name)
     }
 
     /// The names `uid` registered, in name order.
     func registeredNames(of uid: UInt32) -> [String] {
-        registered.filter { $0.registeredBy == uid }.compactMap { RegisteredName(qualified: $0.name)?.base }.sorted()
+        config.registeredHandlers.filter { $0.registeredBy == uid }.compactMap { RegisteredName(qualified: $0.name)?.base }.sorted()
     }
 }

@@ -30,16 +30,12 @@ public actor FetchCoordinator {
     var instance = DaemonInstance()
     /// The usage planner's latest decisions.
     var plans: UsagePlans
-    /// The handlers applications registered over D-Bus, in force beside the configured ones.
-    var registered: [HandlerConfig]
     /// Told of every fetch's end, once its result is recorded (the D-Bus API's signal).
     var completionObserver: (any FetchCompletionObserver)?
 
     /// Creates a coordinator over opened stores.
     public init(config: LoadedConfig, snapshots: SnapshotStore, state: StateStore, logger: Logger) {
-        let registered = RegisteredHandlers.load(from: state, daemon: config.daemon, logger: logger)
-        self.registered = registered
-        self.config = config.replacingRegistered(with: registered)
+        self.config = config.replacingRegistered(with: RegisteredHandlers.load(from: state, daemon: config.daemon, logger: logger))
         self.logger = logger
         self.pipeline = FetchPipeline(snapshots: snapshots, state: state, daemon: config.daemon, logger: logger)
         self.plans = UsagePlans(planning: UsagePlanning(state: state))
@@ -185,6 +181,7 @@ public actor FetchCoordinator {
         }
         plans.forget(handler.name)  // the budget and the content's age changed: plan again
         completionObserver?.fetchCompleted(record, of: handler)
+        removeSnapshotsIfUnregistered(handler)
         return record
     }
 }

@@ -17,6 +17,9 @@ public enum BusReply: Sendable {
     /// A D-Bus error.
     case error(BusReplyError)
 
+    /// Whether it is a D-Bus error.
+    public var isError: Bool { if case .error = self { true } else { false } }
+
     /// Closes the descriptor a reply holds, if any (for a reply never sent).
     func discard() { if case .descriptor(let fd, _) = self { _ = closeDescriptor(fd) } }
 }
