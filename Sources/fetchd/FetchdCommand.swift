@@ -50,8 +50,9 @@ struct FetchdCommand: AsyncParsableCommand {
     func run() async throws {
         let mainFile = config ?? Defaults.configFile
         if checkConfig {
-            // The same check, words and exit status as `fetchctl check-config`.
-            let examination = ConfigLoader.examine(path: mainFile, requireMainFile: !missingConfigOK)
+            // The same check, words and exit status as `fetchctl check-config`; a missing default
+            // file means the defaults, as at start.
+            let examination = ConfigLoader.examine(path: mainFile, requireMainFile: config != nil && !missingConfigOK)
             examination.lines(checked: mainFile).forEach { print($0) }
             throw ExitCode(examination.exitStatus)
         }
