@@ -33,7 +33,7 @@ RELEASE_FLAGS := --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinke
 SWIFT_FOLDER_FLAGS ?=
 RELEASE_BUILD = $(SWIFT) build -c release $(RELEASE_FLAGS) $(SWIFT_FOLDER_FLAGS)
 
-.PHONY: all deps test-deps install-packages build run status man man-check deb test test-asan test-tsan bench-http bench-idle bench-config bench-package bench-async-shape bench-transfer \
+.PHONY: all deps test-deps install-packages build run status man man-check deb test test-asan test-tsan bench-http bench-idle bench-config bench-compare bench-package bench-async-shape bench-transfer \
 	bench-planner bench-learning fuzz fuzz-build fuzz-config fuzz-trace fuzz-control fuzz-headers fuzz-push fuzz-json crash-states io-faults soak soak-plot torture release install uninstall clean
 
 all: build
@@ -175,6 +175,20 @@ bench-idle: deps
 	$(RELEASE_BUILD) --product fetchd
 	python3 bench/idle_bench.py --fetchd $$($(RELEASE_BUILD) --show-bin-path)/fetchd \
 		--json bench/results/idle-$$(date +%Y%m%d).json $(BENCH_ARGS)
+
+# Two builds compared in one session, run by run in turns (bench/compare_builds.py: the http,
+# config and idle benches, each against its own peer): OLD=<commit> built in a worktree under
+# .build-compare, the new build from this tree. BENCH_DIR=/dev/shm for the figures quoted.
+bench-compare: deps
+	@test -n "$(OLD)" || { echo "make bench-compare OLD=<commit>: name the build to compare with" >&2; exit 2; }
+	@$(MAKE) --no-print-directory install-packages PACKAGES="nginx-light curl gcc libc6-dev"
+	$(RELEASE_BUILD) --product fetchd
+	rm -rf .build-compare && git worktree prune && git worktree add --detach .build-compare $(OLD)
+	cd .build-compare && $(RELEASE_BUILD) --product fetchd
+	python3 bench/compare_builds.py --old-bin $$(cd .build-compare && $(RELEASE_BUILD) --show-bin-path) \
+		--new-bin $$($(RELEASE_BUILD) --show-bin-path) --old-name $$(git rev-parse --short $(OLD)) \
+		--new-name $$(git rev-parse --short HEAD) --json bench/results/compare-$$(date +%Y%m%d).json $(BENCH_ARGS)
+	git worktree remove --force .build-compare
 
 # Loading a configuration of N handlers (one file each), as a start or a reload does
 # (`fetchd --check-config`), against Python's tomllib parsing the same files (see bench/config_bench.py).
