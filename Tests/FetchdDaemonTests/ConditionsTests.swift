@@ -10,7 +10,7 @@ import Testing
 struct ConditionsTests {
     private func handler(_ network: HandlerConfig.NetworkCondition = .any, power: HandlerConfig.PowerCondition = .any,
                          batteryMin: Int = 0, url: String? = nil) -> HandlerConfig {
-        var handler = HandlerConfig(name: "h", options: url.map { .http(HTTPOptions(url: $0)) } ?? .exec(ExecOptions(command: ["/bin/true"])))
+        var handler = HandlerConfig(name: "h", options: url.map { .http(HTTPOptions(url: $0)) } ?? .doNothing)
         handler.network = network
         handler.power = power
         handler.batteryMinPercent = batteryMin

@@ -13,7 +13,7 @@ import Testing
 struct EligibilityTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
 
-    private func handler(_ name: String, every seconds: Double? = 60, options: HandlerConfig.Options = .exec(ExecOptions(command: ["/bin/true"])),
+    private func handler(_ name: String, every seconds: Double? = 60, options: HandlerConfig.Options = .doNothing,
                          enabled: Bool = true) -> HandlerConfig {
         var handler = HandlerConfig(name: name, options: options)
         handler.minInterval = seconds.map { .seconds($0) } ?? .never

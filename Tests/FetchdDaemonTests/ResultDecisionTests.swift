@@ -23,7 +23,7 @@ struct ResultDecisionTests {
     /// `content` (none: nothing written).
     private static func settle(_ pipeline: FetchPipeline, _ outcome: FetchRunner.Outcome, content: String?,
                                maxBytes: Int = Defaults.maxBytes) async throws -> ResultCommitter.Item {
-        var handler = HandlerConfig(name: "h", options: .exec(ExecOptions(command: ["/bin/true"])))
+        var handler = HandlerConfig(name: "h", options: .doNothing)
         handler.maxBytes = maxBytes
         let path = pipeline.snapshots.staging.path(for: "h")
         if let content { try content.write(toFile: path, atomically: false, encoding: .utf8) }

@@ -10,7 +10,7 @@ struct SchedulerTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
 
     private func handler(_ name: String, _ interval: HandlerConfig.MinInterval, enabled: Bool = true) -> HandlerConfig {
-        var handler = HandlerConfig(name: name, options: .exec(ExecOptions(command: ["/bin/true"])))
+        var handler = HandlerConfig(name: name, options: .doNothing)
         handler.minInterval = interval
         handler.enabled = enabled
         return handler
@@ -113,13 +113,13 @@ struct SchedulerTests {
 struct WakeOrderTests {
     @Test func hostsTakeTurnsAndEachKeepsItsOrder() {
         let names = ["a1", "a2", "a3", "a4", "b1", "c1", "c2"]
-        let handlers = names.map { HandlerConfig(name: $0, options: .http(HTTPOptions(url: "https://example.com/"))) }
+        let handlers = names.map { HandlerConfig(name: $0, options: .exampleURL) }
         let ordered = WakeQueue.interleavedByHost(handlers) { String($0.name.prefix(1)) }
         #expect(ordered.map(\.name) == ["a1", "b1", "c1", "a2", "c2", "a3", "a4"])
     }
 
     @Test func nothingIsLostOrRepeated() {
-        let handlers = (0..<500).map { HandlerConfig(name: "h\($0)", options: .http(HTTPOptions(url: "https://example.com/"))) }
+        let handlers = (0..<500).map { HandlerConfig(name: "h\($0)", options: .exampleURL) }
         let ordered = WakeQueue.interleavedByHost(handlers) { "host\(Int($0.name.dropFirst())! % 7)" }
         #expect(Set(ordered.map(\.name)) == Set(handlers.map(\.name)) && ordered.count == 500)
     }

@@ -12,3 +12,10 @@ extension TestConfig {
         return try Daemon(config: config, logger: Logger(label: "test")).openCoordinator()
     }
 }
+
+extension HandlerConfig.Options {
+    /// A program that does nothing: the options of a handler whose fetch a test never runs.
+    static let doNothing: HandlerConfig.Options = .exec(ExecOptions(command: ["/bin/true"]))
+    /// An http handler's options for a URL a test never fetches.
+    static let exampleURL: HandlerConfig.Options = .http(HTTPOptions(url: "https://example.com/"))
+}

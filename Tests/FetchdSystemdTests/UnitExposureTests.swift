@@ -50,8 +50,9 @@ extension SystemdTests { @Suite struct UnitExposureTests {
         #expect(level != nil && level! <= 3.0, "\(output)")
     }
 
-    /// docs/threat-model.md names as protected only what fetchd.service protects: each
-    /// `Protect…=` the unit sets to `no` is absent from the threat model's list.
+    /// docs/threat-model.md names as protected exactly what fetchd.service protects: each
+    /// `Protect…=` the unit sets to `no` is absent from the threat model's list, and each the
+    /// list names is set to `yes` (systemd's default is `no`: a line deleted protects nothing).
     @Test func theThreatModelClaimsOnlyWhatTheUnitProtects() throws {
         let unit = try String(contentsOfFile: FetchdUnitTests.repository + "/systemd/fetchd.service", encoding: .utf8)
         let model = try String(contentsOfFile: FetchdUnitTests.repository + "/docs/threat-model.md", encoding: .utf8)
@@ -61,6 +62,9 @@ extension SystemdTests { @Suite struct UnitExposureTests {
                                  ("ProtectHostname", "hostname"), ("ProtectKernelTunables", "kernel")] {
             if unit.contains("\n\(setting)=no") {
                 #expect(!claim.contains(words), "docs/threat-model.md says \(words) are protected; fetchd.service sets \(setting)=no")
+            }
+            if claim.contains(words) {
+                #expect(unit.contains("\n\(setting)=yes"), "docs/threat-model.md says \(words) are protected; fetchd.service does not set \(setting)=yes")
             }
         }
     }
