@@ -56,8 +56,7 @@ import Testing
     static let defaultSubcommands = ["fetchctl": "status"]
 
     /// The folder of the pages' scdoc sources.
-    static let pagesFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../../docs/man").standardizedFileURL
+    static let pagesFolder = URL(fileURLWithPath: TestBinaries.sourceTree + "/docs/man")
 
     static func page(_ name: String) throws -> String {
         try String(contentsOf: pagesFolder.appendingPathComponent("\(name).scd"), encoding: .utf8)
@@ -126,9 +125,7 @@ import Testing
 
     /// Every `MESSAGE_ID` fetchd logs is listed in fetchd(8).
     @Test func fetchdsPageListsEveryMessageID() throws {
-        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../Sources/FetchdSystemd/MessageID.swift").standardizedFileURL
-        let ids = try String(contentsOf: source, encoding: .utf8).matches(of: /"([0-9a-f]{32})"/).map { String($0.output.1) }
+        let ids = try String(contentsOfFile: TestBinaries.sourceTree + "/Sources/FetchdSystemd/MessageID.swift", encoding: .utf8).matches(of: /"([0-9a-f]{32})"/).map { String($0.output.1) }
         #expect(ids.count >= 7, "\(ids)")
         let page = try Self.page("fetchd.8")
         for id in ids { #expect(page.contains("*\(id)*"), "fetchd(8) does not list MESSAGE_ID \(id)") }

@@ -1,3 +1,4 @@
+import FetchdTestSupport
 import Foundation
 import Testing
 
@@ -6,8 +7,7 @@ import Testing
 /// long to read (a table whose cells outgrew it is split into sections).
 struct RecordsTests {
     private static func text(_ path: String) throws -> String {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../\(path)")
-        return try String(contentsOf: url.standardizedFileURL, encoding: .utf8)
+        try String(contentsOfFile: TestBinaries.sourceTree + "/" + path, encoding: .utf8)
     }
 
     @Test func benchREADMEOpensWithTodaysFigures() throws {

@@ -9,8 +9,7 @@ enum TortureScript {
     /// everything it printed. Polled, not `waitUntilExit()`: no thread of the shared pool is
     /// blocked for the run.
     static func run(_ name: String, _ arguments: [String], timeoutSeconds: Double) async throws -> (status: Int32, output: String) {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Torture/\(name)").path
+        let script = TestBinaries.sourceTree + "/Tests/Torture/\(name)"
         let output = try TemporaryDirectory("torture-output")
         defer { output.remove() }
         let log = output.file("log")

@@ -8,8 +8,7 @@ import Testing
 /// that look for new inputs are `make fuzz` and `make torture`.
 @Suite struct FuzzSeedTests {
     /// The package's root folder.
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
+    static let root = URL(fileURLWithPath: TestBinaries.sourceTree)
 
     /// Every regular file under `target`'s seed folders.
     static func seeds(of target: FuzzTarget) -> [URL] {
