@@ -364,6 +364,8 @@ SYSUSERS_DIR ?= $(PREFIX)/lib/sysusers.d
 endif
 # polkit reads rules only from /usr/share/polkit-1/rules.d and /etc/polkit-1/rules.d, whatever PREFIX.
 POLKIT_RULES_DIR ?= /usr/share/polkit-1/rules.d
+# polkit reads the actions its callers ask about only from here, whatever PREFIX.
+POLKIT_ACTIONS_DIR ?= /usr/share/polkit-1/actions
 # The optimised build, as a service should run it (`make install` installs this one).
 release: deps
 	$(RELEASE_BUILD) --product fetchd
@@ -406,8 +408,9 @@ install: release man
 	install -m 0644 docs/threat-model.md docs/security-notes.md docs/planned-timer.md $(DESTDIR)$(PREFIX)/share/doc/fetchd/
 	install -D -m 0644 systemd/dbus/org.fetchd.Fetchd1.xml $(DESTDIR)$(DBUS_DIR)/interfaces/org.fetchd.Fetchd1.xml
 	install -D -m 0644 systemd/dbus/org.fetchd.Fetchd1.conf $(DESTDIR)$(DBUS_DIR)/system.d/org.fetchd.Fetchd1.conf
-	install -D -m 0644 systemd/dbus/org.fetchd.Fetchd1.service $(DESTDIR)$(DBUS_DIR)/system-services/org.fetchd.Fetchd1.service
-	install -D -m 0644 systemd/dbus/org.fetchd.Fetchd1.service $(DESTDIR)$(DBUS_DIR)/services/org.fetchd.Fetchd1.service
+	install -D -m 0644 systemd/dbus/system-services/org.fetchd.Fetchd1.service $(DESTDIR)$(DBUS_DIR)/system-services/org.fetchd.Fetchd1.service
+	install -D -m 0644 systemd/dbus/services/org.fetchd.Fetchd1.service $(DESTDIR)$(DBUS_DIR)/services/org.fetchd.Fetchd1.service
+	install -D -m 0644 systemd/dbus/org.fetchd.Fetchd1.policy $(DESTDIR)$(POLKIT_ACTIONS_DIR)/org.fetchd.Fetchd1.policy
 
 # The Debian package, from this tree, offline: dpkg-buildpackage runs debian/rules, whose build
 # and install steps are `make release man` and `make install DESTDIR=debian/fetchd PREFIX=/usr`;
@@ -442,7 +445,8 @@ uninstall:
 		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/$$tool.fish; done
 	for unit in systemd/*.service systemd/*.socket systemd/*.timer; do rm -f $(DESTDIR)$(SYSTEM_UNIT_DIR)/$$(basename $$unit); done
 	for unit in systemd/user/*; do rm -f $(DESTDIR)$(USER_UNIT_DIR)/$$(basename $$unit); done
-	rm -f $(DESTDIR)$(SYSUSERS_DIR)/fetchd.conf $(DESTDIR)$(POLKIT_RULES_DIR)/60-fetchd.rules
+	rm -f $(DESTDIR)$(SYSUSERS_DIR)/fetchd.conf $(DESTDIR)$(POLKIT_RULES_DIR)/60-fetchd.rules \
+		$(DESTDIR)$(POLKIT_ACTIONS_DIR)/org.fetchd.Fetchd1.policy
 	rm -rf $(DESTDIR)$(PREFIX)/share/doc/fetchd
 	rm -f $(DESTDIR)$(DBUS_DIR)/interfaces/org.fetchd.Fetchd1.xml $(DESTDIR)$(DBUS_DIR)/system.d/org.fetchd.Fetchd1.conf \
 		$(DESTDIR)$(DBUS_DIR)/system-services/org.fetchd.Fetchd1.service $(DESTDIR)$(DBUS_DIR)/services/org.fetchd.Fetchd1.service

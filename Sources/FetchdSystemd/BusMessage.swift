@@ -44,6 +44,8 @@ public final class BusMessage {
     public var interface: String? { sd_bus_message_get_interface(message).map { String(cString: $0) } }
     /// The signal's or method's name.
     public var member: String? { sd_bus_message_get_member(message).map { String(cString: $0) } }
+    /// Whether the caller lets the service ask its user to authenticate (polkit) before answering.
+    public var allowsInteractiveAuthorization: Bool { sd_bus_message_get_allow_interactive_authorization(message) > 0 }
 
     /// Reads a `b`.
     public func readBool() throws(BusError) -> Bool {

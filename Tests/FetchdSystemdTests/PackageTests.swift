@@ -104,6 +104,7 @@ struct PackageTests {
                         "/usr/share/dbus-1/system.d/org.fetchd.Fetchd1.conf",
                         "/usr/share/dbus-1/system-services/org.fetchd.Fetchd1.service",
                         "/usr/share/dbus-1/services/org.fetchd.Fetchd1.service",
+                        "/usr/share/polkit-1/actions/org.fetchd.Fetchd1.policy",
                         "/usr/share/doc/fetchd/examples/fetchd-client.py",
                         "/usr/share/doc/fetchd/threat-model.md", "/usr/share/doc/fetchd/security-notes.md",
                         "/usr/share/doc/fetchd/planned-timer.md", "/usr/share/bash-completion/completions/fetchctl",

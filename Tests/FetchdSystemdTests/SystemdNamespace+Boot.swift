@@ -29,10 +29,11 @@ extension SystemdNamespace {
         try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/ns/pid")
     }
 
-    /// Run by `/bin/sh -c` with the paths of `unshare` and boot.sh and the niceness: starts the namespace, then waits
+    /// Run by `/bin/sh -c` with the paths of `unshare` and boot.sh, the niceness and more `unshare`
+    /// options (`--net`, or nothing): starts the namespace, then waits
     /// for end of file on stdin (the lifeline) to kill PID 1 — and so the whole namespace — and reap it.
     static let launcherScript = """
-        nice -n "$3" "$1" --kill-child=SIGKILL --pid --fork --mount --mount-proc --propagation private /bin/sh "$2" </dev/null &
+        nice -n "$3" "$1" --kill-child=SIGKILL --pid --fork --mount --mount-proc $4 --propagation private /bin/sh "$2" </dev/null &
         U=$!
         read -r _ || true
         kill -KILL $(cat /proc/$U/task/$U/children 2>/dev/null) 2>/dev/null
@@ -63,6 +64,7 @@ extension SystemdNamespace {
                 done
                 grep -q ":/\(cgroupName)$" /proc/self/cgroup
             done
+            \(networkSetup())
             # Private state: nothing systemd or a unit writes here reaches the host.
             mount -t tmpfs -o mode=755 tmpfs /run
             \(rootMounts())
@@ -100,6 +102,12 @@ extension SystemdNamespace {
                 \(Self.systemdBinary) --system --unit=fetchd-test.target --log-target=journal --log-level=info
 
             """
+    }
+
+    /// With `network`, the boot script's lines that bring up the private `lo` with its addresses.
+    private func networkSetup() -> String {
+        guard let addresses = network else { return "# The host's network." }
+        return "ip link set lo up" + addresses.map { "\nip addr add \($0) dev lo" }.joined()
     }
 
     /// The boot script's lines that make `/etc` private, or lay the overlays of `Root.overlays`.

@@ -94,6 +94,9 @@ final class SystemdNamespace {
     let niceness: Int
     /// How the host's system folders are seen inside.
     let root: Root
+    /// The addresses (`203.0.113.7/32`) on the `lo` of a network namespace of its own, seen
+    /// by the units (not by `run`, which enters only the PID and mount namespaces); nil: the host's.
+    let network: [String]?
     /// `sh` holding `unshare`: as soon as its stdin, the pipe whose write end is `lifeline`, reaches
     /// end of file — on `shutdown()`, or when the test process dies, however it dies — it SIGKILLs
     /// PID 1, then `unshare` (whose `--kill-child` SIGKILLs PID 1 too), and reaps them.
@@ -107,7 +110,7 @@ final class SystemdNamespace {
     /// Everything in the namespace runs at `niceness` (10 by default), so that a busy systemd
     /// does not starve the timing-sensitive tests that `swift test` runs alongside.
     init(privateDirectories: [String] = defaultPrivateDirectories, dbus: Bool = true, niceness: Int = 10,
-         root: Root = .privateCopyOfEtc, timeoutSeconds: Double = 30) async throws {
+         root: Root = .privateCopyOfEtc, network: [String]? = nil, timeoutSeconds: Double = 30) async throws {
         if let reason = Self.unavailableReason { throw Failure.bootFailed(reason) }
         let id = UUID().uuidString.prefix(8).lowercased()
         cgroupName = "fetchd-sd-" + id
@@ -115,6 +118,7 @@ final class SystemdNamespace {
         self.privateDirectories = privateDirectories
         self.niceness = niceness
         self.root = root
+        self.network = network
         self.dbus = dbus && FileManager.default.fileExists(atPath: "/lib/systemd/system/dbus.socket")
             && FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon")
         do { try await boot(timeoutSeconds: timeoutSeconds) } catch { shutdown(); throw error }
@@ -256,7 +260,7 @@ final class SystemdNamespace {
         lifeline = ends[1]
         defer { close(ends[0]) }
         let unshare = HostProcess.tool("unshare") ?? "/usr/bin/unshare"
-        let launcher = try HostProcess("/bin/sh", ["-c", Self.launcherScript, "sh", unshare, script, "\(niceness)"],
+        let launcher = try HostProcess("/bin/sh", ["-c", Self.launcherScript, "sh", unshare, script, "\(niceness)", network == nil ? "" : "--net"],
             stdin: ends[0], stdout: log.fileDescriptor, stderr: log.fileDescriptor)
         self.launcher = launcher
         let found = await eventually(timeoutSeconds: 10) {

@@ -7,6 +7,7 @@ background and to read it.
     fetchd-client.py [--system] fetch NAME [TIMEOUT_S]   FetchNow, wait for FetchCompleted, read it
     fetchd-client.py [--system] read NAME                 OpenSnapshot: metadata, then the content
     fetchd-client.py [--system] status NAME | use NAME | unregister NAME | list
+    fetchd-client.py [--system] watch SECONDS             print every FetchCompleted this connection sees
 
 KEY=VALUE options are the keys of a handler file (fetchd.toml(5)): a value that reads as an
 integer is sent as one (x), true/false as a boolean (b), [a,b] as an array of strings (as),
@@ -67,6 +68,26 @@ def main(arguments):
             print("ERROR timeout: no FetchCompleted for %s within %s s" % (name, timeout))
             return 1
         print("%s %s" % (outcome["result"], outcome["version"]))
+    elif command == "watch":
+        # Asks to eavesdrop as well: the bus must still keep other uids' signals away.
+        loop = GLib.MainLoop()
+        for rule in ("type='signal',interface='%s',eavesdrop='true'" % INTERFACE, "type='signal',interface='%s'" % INTERFACE):
+            try:
+                bus.add_match_string(rule)
+            except dbus.exceptions.DBusException as refused:
+                print("# match %s refused: %s" % (rule, refused.get_dbus_name()))
+
+        def seen(connection, message):
+            if message.get_member() == "FetchCompleted":
+                print(" ".join(str(argument) for argument in message.get_args_list()))
+                sys.stdout.flush()
+
+        bus.add_message_filter(seen)
+        fetchd.ListHandlers()  # a caller: fetchd directs its uid's signals to this connection
+        print("# watching")
+        sys.stdout.flush()
+        GLib.timeout_add(int(float(rest[0]) * 1000), loop.quit)
+        loop.run()
     elif command == "read":
         descriptor, metadata = fetchd.OpenSnapshot(rest[0], dbus.Dictionary({}, signature="sv"))
         fd = descriptor.take()

@@ -10,6 +10,14 @@ enum BusAPI {
     /// The one object.
     static let path = "/org/fetchd/Fetchd1"
 
+    /// The polkit actions (`org.fetchd.Fetchd1.policy`) asked on the system bus.
+    enum Action {
+        /// Registering handlers of one's own uid.
+        static let registerOwn = "org.fetchd.Fetchd1.register-own"
+        /// Reaching every uid's handlers.
+        static let manageAll = "org.fetchd.Fetchd1.manage-all"
+    }
+
     /// The named errors a method may answer with, each with a message for the developer.
     enum Failure {
         /// A name or option is malformed, unknown or not allowed.

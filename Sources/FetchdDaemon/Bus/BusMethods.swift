@@ -15,6 +15,8 @@ import Foundation
 struct BusMethods: Sendable {
     /// The daemon's coordinator.
     let coordinator: FetchCoordinator
+    /// What polkit allows, on the system bus.
+    let polkit: PolkitAuthority
 
     /// The reply to `request`.
     func perform(_ request: BusRequest) async -> BusReply {
@@ -23,6 +25,7 @@ struct BusMethods: Sendable {
             case .register(let name, let options):
                 guard let registered = RegisteredName(base: name, uid: request.uid) else { throw Self.badName(name) }
                 let caller = RegisteredHandlers.caller(uid: request.uid, daemon: await coordinator.config.daemon)
+                if caller == .unprivileged { try await polkit.require(BusAPI.Action.registerOwn, request, doing: "register handlers") }
                 return .string(try await register(Registration(name: registered, options: options), caller: caller))
             case .unregister(let name):
                 let registered = try await resolve(name, request)
@@ -71,7 +74,12 @@ struct BusMethods: Sendable {
         if let qualified = RegisteredName(qualified: name) {
             let daemon = await coordinator.config.daemon
             guard qualified.uid == request.uid || RegisteredHandlers.caller(uid: request.uid, daemon: daemon) == .privileged else {
-                throw BusAPI.Failure.notPermitted("\"\(name)\" belongs to uid \(qualified.uid); only root and the control group may reach another uid's handlers")
+                // On the system bus polkit may let an administrator in; elsewhere nobody else.
+                guard polkit.decides else {
+                    throw BusAPI.Failure.notPermitted("\"\(name)\" belongs to uid \(qualified.uid); only root and the control group may reach another uid's handlers")
+                }
+                try await polkit.require(BusAPI.Action.manageAll, request, doing: "reach \"\(name)\", a handler of uid \(qualified.uid)")
+                return qualified
             }
             return qualified
         }

@@ -22,6 +22,8 @@ struct BusRequest: Sendable {
     let uid: UInt32
     /// The caller's unique connection name, which `FetchCompleted` is sent to.
     let sender: String?
+    /// Whether the caller lets polkit ask its user to authenticate.
+    let interactive: Bool
 
     /// Whether carrying it out changes the handlers in force.
     var changesHandlers: Bool {
@@ -36,6 +38,7 @@ struct BusRequest: Sendable {
         let arguments = call.arguments
         let member = call.member
         sender = call.sender
+        interactive = arguments.allowsInteractiveAuthorization
         do throws(BusError) {
             uid = try call.senderUID()
         } catch {

@@ -37,6 +37,7 @@ final class BusService: Service, FetchCompletionObserver {
     private let coordinator: FetchCoordinator
     private let logger: Logger
     private let methods: BusMethods
+    private let polkit: PolkitAuthority
     /// Run after a call changed the handlers in force (a registration, its removal).
     private let handlersChanged: @Sendable () async -> Void
     private let server = Mutex<BusServer?>(nil)
@@ -51,7 +52,8 @@ final class BusService: Service, FetchCompletionObserver {
         self.coordinator = coordinator
         self.logger = logger
         self.handlersChanged = handlersChanged
-        methods = BusMethods(coordinator: coordinator)
+        polkit = PolkitAuthority()
+        methods = BusMethods(coordinator: coordinator, polkit: polkit)
         (events, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -81,6 +83,7 @@ final class BusService: Service, FetchCompletionObserver {
                     label: "fetchd.dbus-api", onCall: { [weak self] in self?.handle($0) },
                     onClose: { onClose.yield($0); onClose.finish() })
                 server.withLock { $0 = opened }
+                polkit.use(bus == .user ? .session : .system(opened))
                 logger.notice("D-Bus API \(BusAPI.name) on the \(bus)")
                 logged = false
                 // A bus that went away (restarted) is tried again a few times over half a minute.
@@ -89,6 +92,7 @@ final class BusService: Service, FetchCompletionObserver {
                     logger.warning("D-Bus API: the \(bus) connection closed (\(error)); connecting again")
                 }
                 server.withLock { $0?.close(); $0 = nil }
+                polkit.use(.none)
             } catch {
                 if !logged {
                     logger.notice("D-Bus API not offered: cannot serve \(BusAPI.name) on the \(bus) (\(error)); a reload tries again")

@@ -108,10 +108,17 @@ public final class BusServer: Sendable {
     func onQueueAsync(_ body: @escaping @Sendable () -> Void) { queue.async(execute: body) }
 
     private func withConnection(_ body: (BusConnection) -> Void) {
+        _ = withConnectionResult(body)
+    }
+
+    /// On the queue: `body`'s result on the open connection (nil when it is closed); whatever
+    /// `body` queued is then written as the socket allows.
+    func withConnectionResult<Result: Sendable>(_ body: (BusConnection) -> Result) -> Result? {
         state.withLock { state in
-            guard let connection = state.connection else { return }
-            body(connection)
+            guard let connection = state.connection else { return nil }
+            let result = body(connection)
             watchWrites(&state, connection)
+            return result
         }
     }
 
