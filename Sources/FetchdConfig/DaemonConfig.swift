@@ -50,6 +50,8 @@ public struct DaemonConfig: Sendable, Equatable {
     public var readsSecrets = true
     /// Which bus the D-Bus API is offered on (`dbus_api`).
     public var dbusAPI: DBusAPI = DBusAPI(rawValue: Defaults.dbusAPI) ?? .auto
+    /// What each uid may hold through handlers registered over D-Bus (`dbus_max_*`).
+    public var registrationQuota = RegistrationQuota()
     /// Background transfers running at once (`transfer_max_active`).
     public var transferMaxActive: Int = Defaults.transferMaxActive
     /// Bytes per second all transfers together receive at most (`transfer_max_bytes_per_second`; 0: no limit).
@@ -73,7 +75,7 @@ public struct DaemonConfig: Sendable, Equatable {
         "default_deadline", "max_deadline", "kill_grace", "heartbeat", "cache_max_bytes",
         "socket_mode", "control_group", "global_budget", "push_listen",
         "power_supply_dir", "network_metered", "dbus_api", "transfer_max_active", "transfer_max_bytes_per_second",
-    ]
+    ] + RegistrationQuota.keys
 
     /// Where `org.fetchd.Fetchd1` is offered.
     public enum DBusAPI: String, Sendable, Equatable, CaseIterable {
@@ -154,6 +156,7 @@ public struct DaemonConfig: Sendable, Equatable {
                 reader.report("dbus_api", "\"\(text)\" is not a bus; expected \"auto\", \"system\", \"session\" or \"off\"")
             }
         }
+        config.registrationQuota = RegistrationQuota.read(from: &reader)
         if let value = reader.int("transfer_max_active", in: 1...64) { config.transferMaxActive = value }
         if let value = reader.int("transfer_max_bytes_per_second", in: 0...Int.max) { config.transferMaxBytesPerSecond = value }
         reader.reportUnknownKeys(known: knownKeys + ["handler"])

@@ -105,7 +105,14 @@ public struct Registration: Sendable, Equatable {
         // An application's launches are what fetchd learns from, as iOS learns from app
         // launches (ReportUse), unless the registration says otherwise.
         if options["usage"] == nil { handler.usage = [.explicit] }
-        if caller == .unprivileged { handler.restrictToGlobalAddresses() }
+        if caller == .unprivileged {
+            handler.restrictToGlobalAddresses()
+            // Without max_bytes the quota is the cap, not the handler files' larger default.
+            if options["max_bytes"] == nil {
+                let quota = daemon.registrationQuota
+                handler.maxBytes = min(handler.maxBytes, handler.kind == .transfer ? quota.transferBytes : quota.snapshotBytes)
+            }
+        }
         return .success(handler)
     }
 

@@ -93,6 +93,21 @@ public enum Defaults {
     /// Which bus the D-Bus API is offered on (`dbus_api`): `"auto"` is the session bus for a
     /// user's daemon and the system bus otherwise.
     public static let dbusAPI = "auto"
+    /// The most handlers one uid may register over D-Bus (`dbus_max_handlers`): enough for every
+    /// application a person uses, few enough that one uid cannot fill the daemon with them.
+    public static let dbusMaxHandlers = 64
+    /// The largest snapshot a registered http handler may keep, in bytes
+    /// (`dbus_max_snapshot_bytes`); also its `max_bytes` when the registration sets none.
+    public static let dbusMaxSnapshotBytes = 16 * 1024 * 1024
+    /// What one uid's registered http handlers may keep in the cache together, in bytes
+    /// (`dbus_max_bytes`): the sum of each one's `max_bytes` × `retain`.
+    public static let dbusMaxBytes = 1024 * 1024 * 1024
+    /// What one uid's registered transfers may download together, in bytes
+    /// (`dbus_max_transfer_bytes`): the sum of their `max_bytes`.
+    public static let dbusMaxTransferBytes = 4 * 1024 * 1024 * 1024
+    /// Fetches per rolling 24 hours one uid's registered handlers may make together
+    /// (`dbus_max_fetches_per_day`): their schedules' sum, and the ceiling of FetchNow.
+    public static let dbusMaxFetchesPerDay = 288
     /// Background transfers running at once (`transfer_max_active`); more wait their turn.
     public static let transferMaxActive = 2
     /// All background transfers together receive at most this many bytes per second

@@ -35,10 +35,12 @@ struct DBusAPITests {
             }
         }
 
-        /// A daemon offering the API on this bus, started, its name taken.
-        func daemon() async throws -> DaemonProcess {
-            let daemon = try DaemonProcess(handlers: "", heartbeat: "1h", extraMain: "dbus_api = \"session\"")
-            try await daemon.start(environment: environment)
+        /// A daemon offering the API on this bus, started, its name taken. `offline`: in a
+        /// network namespace of its own whose `lo` is down, so the handlers `nobody` registers
+        /// (global addresses only) fail at once instead of reaching out.
+        func daemon(extraMain: String = "", offline: Bool = false) async throws -> DaemonProcess {
+            let daemon = try DaemonProcess(handlers: "", heartbeat: "1h", extraMain: "dbus_api = \"session\"\n" + extraMain)
+            try await daemon.start(environment: environment, launcher: offline ? [try #require(RedirectPolicyTests.unshare), "--net"] : [])
             #expect(await waitForList(), "fetchd never took its bus name")
             return daemon
         }
@@ -106,15 +108,13 @@ struct DBusAPITests {
     }
 
     /// `nobody` registers its own `news`, may not reach root's, nor a loopback address.
-    @Test(.enabled(if: getuid() == 0, "runs the client as nobody"))
+    @Test(.enabled(if: RedirectPolicyTests.canRun, "runs the client as nobody, the daemon in a network namespace"))
     func anotherUIDHasItsOwnNamespace() async throws {
-        let www = try TemporaryDirectory("fetchd-dbus-www")
-        try "hello bus\n".write(toFile: www.file("news.txt"), atomically: true, encoding: .utf8)
-        let server = try TestHTTPServer.files(in: www.path)
         let bus = try await Bus()
-        let daemon = try await bus.daemon()
-        #expect(try await bus.run(["register", "news", server.url("/news.txt")]).output == "news@0\n")
-        let loopback = try await bus.run(["register", "news", server.url("/news.txt")], asNobody: true)
+        let daemon = try await bus.daemon(offline: true)
+        let loopbackURL = "http://127.0.0.1:9/news.txt"
+        #expect(try await bus.run(["register", "news", loopbackURL]).output == "news@0\n")
+        let loopback = try await bus.run(["register", "news", loopbackURL], asNobody: true)
         #expect(loopback.output.contains("url: 127.0.0.1 is a loopback address"), "\(loopback.output)")
         let proxy = try await bus.run(["register", "news", "https://example.com/", "proxy=http://proxy.example:3128"], asNobody: true)
         #expect(proxy.output.contains("proxy: only root and the control group may set it"), "\(proxy.output)")
@@ -126,6 +126,39 @@ struct DBusAPITests {
         let unregistered = try await bus.run(["unregister", "news"], asNobody: true)
         #expect(unregistered.status == 0, "\(unregistered.output)")
         #expect(try await bus.run(["list"]).output == "news\n", "root's news is untouched")
+        let (code, log) = await daemon.stopWithoutBlocking()
+        #expect(code == 0, "\(log)")
+        await bus.bus.stop()
+    }
+
+    /// An unprivileged uid's registrations are held to the `dbus_max_*` quotas, and FetchNow
+    /// to its fetches per day.
+    @Test(.enabled(if: RedirectPolicyTests.canRun, "runs the client as nobody, the daemon in a network namespace"))
+    func quotasHoldAnUnprivilegedUID() async throws {
+        let bus = try await Bus()
+        let daemon = try await bus.daemon(extraMain: "dbus_max_handlers = 2\ndbus_max_fetches_per_day = 2\ndbus_max_bytes = 6000000",
+                                          offline: true)
+        for name in ["a", "b"] {
+            let registered = try await bus.run(["register", name, "http://203.0.113.9/\(name)", "budget=1/day", "max_bytes=1000000"],
+                                               asNobody: true)
+            #expect(registered.output == "\(name)@65534\n", "\(registered.output)")
+        }
+        let third = try await bus.run(["register", "c", "http://203.0.113.9/c", "budget=1/day", "max_bytes=1000000"], asNobody: true)
+        #expect(third.output.hasPrefix("ERROR org.fetchd.Fetchd1.Error.QuotaExceeded:"), "\(third.output)")
+        for expected in ["(dbus_max_handlers = 2)", "cache bytes (max_bytes × retain): 3000000 asked, 0 of 6000000 left",
+                         "fetches per day: 1 asked, 0 of 2 left"] {
+            #expect(third.output.contains(expected), "\(third.output)")
+        }
+        // Root is not held to them.
+        #expect(try await bus.run(["register", "c", "http://203.0.113.9/c"]).output == "c@0\n")
+        // Each registration's first fetch (failed: no network here) counts; then FetchNow is refused.
+        #expect(await eventually(timeoutSeconds: 15, pollMilliseconds: 200) {
+            let a = try? await bus.run(["status", "a"], asNobody: true), b = try? await bus.run(["status", "b"], asNobody: true)
+            return a?.output.contains("last_result=") == true && b?.output.contains("last_result=") == true
+        })
+        let refused = try await bus.run(["fetch", "a", "5"], asNobody: true)
+        #expect(refused.output.hasPrefix("ERROR org.fetchd.Fetchd1.Error.QuotaExceeded: your handlers fetched 2 times in the last 24 hours"),
+                "\(refused.output)")
         let (code, log) = await daemon.stopWithoutBlocking()
         #expect(code == 0, "\(log)")
         await bus.bus.stop()

@@ -45,6 +45,7 @@ struct BusMethods: Sendable {
                 return .empty
             case .fetchNow(let name):
                 let registered = try await loaded(name, request)
+                try await checkFetchQuota(of: registered.uid, request)
                 // The reply says the fetch started; its result comes with FetchCompleted (a D-Bus
                 // call times out after 25 s, and a fetch's deadline may be longer).
                 Task { [coordinator] in _ = await coordinator.fetch(registered.qualified, trigger: .manual) }
@@ -92,6 +93,16 @@ struct BusMethods: Sendable {
         let registered = try await resolve(name, request)
         guard await coordinator.config.handler(named: registered.qualified) != nil else { throw BusAPI.Failure.notFound(name) }
         return registered
+    }
+
+    /// Refuses a fetch an unprivileged caller asks for once its uid's handlers fetched
+    /// `dbus_max_fetches_per_day` times in the last 24 hours.
+    private func checkFetchQuota(of uid: UInt32, _ request: BusRequest) async throws(BusReplyError) {
+        let daemon = await coordinator.config.daemon
+        guard RegisteredHandlers.caller(uid: request.uid, daemon: daemon) == .unprivileged,
+              let (used, freesAt) = await coordinator.fetchQuotaFreesAt(of: uid) else { return }
+        throw BusAPI.Failure.quotaExceeded(
+            "your handlers fetched \(used) times in the last 24 hours, the most a uid may (dbus_max_fetches_per_day = \(daemon.registrationQuota.fetchesPerDay)); the next fetch may be asked for at \(freesAt.formatted(.iso8601))")
     }
 
     /// The descriptor of `name`'s newest content, read-only, and its metadata: the version
@@ -156,8 +167,7 @@ struct BusMethods: Sendable {
     private static func failure(_ problem: FetchCoordinator.RegistrationProblem, name: String) -> BusReplyError {
         switch problem {
         case .refused(let refusal): BusAPI.Failure.invalidArguments(refusal.message)
-        case .limitReached(let limit):
-            BusAPI.Failure.quotaExceeded("you have \(limit) handlers registered, the most a uid may; UnregisterHandler one first")
+        case .quotaExceeded(let problems): BusAPI.Failure.quotaExceeded(problems.joined(separator: "\n"))
         case .notFound: BusAPI.Failure.notFound(name)
         case .notStored(let reason): BusAPI.Failure.failed("fetchd could not store the change (\(reason)); nothing changed, try again")
         }

@@ -10,10 +10,6 @@ import Logging
 /// `NAME@UID`). Stored registrations are read again at every start with the rules then in
 /// force, so a uid that left the control group loses what only the group may register.
 struct RegisteredHandlers {
-    /// The most handlers one uid may register: enough for every application a person uses,
-    /// few enough that one uid cannot fill the daemon's memory and wakes with registrations.
-    static let maxPerUID = 64
-
     /// Who `uid` is to the registration rules: root and members of `control_group` are
     /// privileged (the control socket's `PeerPolicy`). The daemon's own uid is not: on the
     /// session bus every application of the user shares it, sandboxed ones included, and must

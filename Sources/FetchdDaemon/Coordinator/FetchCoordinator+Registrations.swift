@@ -9,8 +9,8 @@ extension FetchCoordinator {
     enum RegistrationProblem: Error, Sendable {
         /// The options break the handler rules (`Registration.Refusal`).
         case refused(Registration.Refusal)
-        /// The uid has as many registrations as it may.
-        case limitReached(Int)
+        /// The registration would exceed the uid's quotas: each one, as a sentence.
+        case quotaExceeded([String])
         /// No such registration.
         case notFound
         /// The state database refused the write; nothing changed.
@@ -25,12 +25,18 @@ extension FetchCoordinator {
         case .success(let checked): handler = checked
         case .failure(let refusal): throw .refused(refusal)
         }
+        let quota = config.daemon.registrationQuota
+        if caller == .unprivileged {
+            let others = config.registeredHandlers.filter { $0.registeredBy == registration.name.uid && $0.name != handler.name }
+            let problems = quota.problems(adding: handler, to: others, heartbeatSeconds: config.daemon.heartbeatSeconds)
+            if !problems.isEmpty { throw .quotaExceeded(problems) }
+        }
         let row = StoredRegistration(uid: registration.name.uid, name: registration.name.base,
                                      options: RegisteredHandlers.encode(registration.options), registeredAt: now)
         do {
-            try state.registrations.save(row, limit: RegisteredHandlers.maxPerUID)
+            try state.registrations.save(row, limit: caller == .unprivileged ? quota.handlers : Int.max)
         } catch let limit as RegistrationTable.LimitReached {
-            throw .limitReached(limit.limit)
+            throw .quotaExceeded(["you have \(limit.limit) handlers registered, the most a uid may (dbus_max_handlers); UnregisterHandler one first"])
         } catch {
             throw .notStored("\(error)")
         }
@@ -58,6 +64,18 @@ extension FetchCoordinator {
     func removeSnapshotsIfUnregistered(_ handler: HandlerConfig) {
         guard handler.registeredBy != nil, !isLoaded(handler.name) else { return }
         snapshots.removeHandler(handler.name)
+    }
+
+    /// When `uid` may ask for another fetch under `dbus_max_fetches_per_day`: nil when it may
+    /// now, else when the oldest of its handlers' fetches of the last 24 hours leaves that
+    /// window. Every fetch counts, whatever started it.
+    func fetchQuotaFreesAt(of uid: UInt32, now: Date = Date()) -> (used: Int, freesAt: Date)? {
+        let limit = config.daemon.registrationQuota.fetchesPerDay
+        let names = config.registeredHandlers.filter { $0.registeredBy == uid }.map(\.name)
+        let recent = (try? state.attempts(of: names, since: now.addingTimeInterval(-86_400))) ?? []
+        guard recent.count >= limit else { return nil }
+        let oldest = recent.count > limit ? recent[recent.count - limit] : recent.first
+        return (recent.count, (oldest ?? now).addingTimeInterval(86_400))
     }
 
     /// The names `uid` registered, in name order.
