@@ -53,6 +53,8 @@ static const sd_bus_vtable fetchd1_vtable[] = {
                              "as", SD_BUS_PARAM(names), method_trampoline, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD_WITH_NAMES("GetHandler", "s", SD_BUS_PARAM(name),
                              "a{sv}", SD_BUS_PARAM(status), method_trampoline, SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD_WITH_NAMES("GetHandlerObject", "s", SD_BUS_PARAM(name),
+                             "o", SD_BUS_PARAM(object), method_trampoline, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD_WITH_NAMES("ReportUse", "s", SD_BUS_PARAM(name),
                              "", "", method_trampoline, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD_WITH_NAMES("FetchNow", "sa{sv}", SD_BUS_PARAM(name) SD_BUS_PARAM(options),
@@ -193,3 +195,97 @@ int fetchd_bus_append_option_strings(sd_bus_message *message, const char *key, c
 }
 
 int fetchd_bus_close_container(sd_bus_message *message) { return sd_bus_message_close_container(message); }
+
+// The handler objects: which exist for the caller, and their properties, both asked of Swift.
+struct handler_objects {
+    fetchd_bus_find_fn find;
+    fetchd_bus_property_fn property;
+    void *context;
+};
+
+static int get_handler_property(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+    (void)bus, (void)interface, (void)error;
+    struct handler_objects *objects = userdata;
+    return objects->property(objects->context, path, property, reply);
+}
+
+static int find_handler_object(sd_bus *bus, const char *path, const char *interface, void *userdata, void **found,
+                               sd_bus_error *error) {
+    (void)interface, (void)error;
+    struct handler_objects *objects = userdata;
+    // Only the caller's own objects exist for it: another uid's handler is not even named.
+    sd_bus_message *call = sd_bus_get_current_message(bus);
+    uint32_t uid = 0;
+    if (!call || fetchd_bus_message_sender_uid(call, &uid) < 0) return 0;
+    if (objects->find(objects->context, path, uid) <= 0) return 0;
+    *found = objects;
+    return 1;
+}
+
+#define HANDLER_PROPERTY(name, type, flags) SD_BUS_PROPERTY(name, type, get_handler_property, 0, flags)
+
+// org.fetchd.Fetchd1.Handler, as data/dbus-1/org.fetchd.Fetchd1.xml describes it. fetchd sends
+// PropertiesChanged itself, directed to the handler's uid, so the flags only document it.
+static const sd_bus_vtable handler_vtable[] = {
+    SD_BUS_VTABLE_START(0),
+    HANDLER_PROPERTY("Name", "s", SD_BUS_VTABLE_PROPERTY_CONST),
+    HANDLER_PROPERTY("Kind", "s", SD_BUS_VTABLE_PROPERTY_CONST),
+    HANDLER_PROPERTY("LastResult", "s", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    HANDLER_PROPERTY("LastReason", "s", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    HANDLER_PROPERTY("LastAttemptAt", "t", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    HANDLER_PROPERTY("LastSuccessAt", "t", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    HANDLER_PROPERTY("NextEligibleAt", "t", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    HANDLER_PROPERTY("ConsecutiveFailures", "t", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    HANDLER_PROPERTY("Version", "s", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_VTABLE_END,
+};
+
+int fetchd_bus_add_handler_objects(sd_bus *bus, const char *prefix, fetchd_bus_find_fn find,
+                                   fetchd_bus_property_fn property, void *context) {
+    struct handler_objects *objects = calloc(1, sizeof *objects);
+    if (!objects) return -ENOMEM;
+    objects->find = find;
+    objects->property = property;
+    objects->context = context;
+    sd_bus_slot *slot = NULL;
+    int r = sd_bus_add_fallback_vtable(bus, &slot, prefix, "org.fetchd.Fetchd1.Handler", handler_vtable,
+                                       find_handler_object, objects);
+    if (r < 0) {
+        free(objects);
+        return r;
+    }
+    sd_bus_slot_set_destroy_callback(slot, free);
+    sd_bus_slot_set_floating(slot, 1);
+    return 0;
+}
+
+int fetchd_bus_new_properties_changed(sd_bus *bus, const char *path, const char *interface, const char *destination,
+                                      sd_bus_message **signal) {
+    int r = fetchd_bus_new_signal(bus, path, "org.freedesktop.DBus.Properties", "PropertiesChanged", destination, signal);
+    if (r < 0) return r;
+    r = sd_bus_message_append_basic(*signal, 's', interface);
+    if (r < 0) {
+        *signal = sd_bus_message_unref(*signal);
+        return r;
+    }
+    return 0;
+}
+
+int fetchd_bus_finish_properties_changed(sd_bus_message *signal) {
+    int r = sd_bus_message_open_container(signal, 'a', "s");
+    return r < 0 ? r : sd_bus_message_close_container(signal);
+}
+
+int fetchd_bus_append_object_path(sd_bus_message *message, const char *path) {
+    return sd_bus_message_append_basic(message, 'o', path);
+}
+
+int fetchd_bus_append_bool(sd_bus_message *message, int value) {
+    int boolean = value ? 1 : 0;
+    return sd_bus_message_append_basic(message, 'b', &boolean);
+}
+
+int fetchd_bus_append_uint64(sd_bus_message *message, uint64_t value) {
+    return sd_bus_message_append_basic(message, 't', &value);
+}

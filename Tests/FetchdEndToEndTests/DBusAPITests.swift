@@ -164,27 +164,72 @@ struct DBusAPITests {
         await bus.bus.stop()
     }
 
-    /// The installed interface description is what the daemon introspects.
-    @Test func theInstalledInterfaceIsWhatTheDaemonIntrospects() async throws {
+    /// The installed interface description is what the daemon introspects, for the main
+    /// object's interface and a handler object's.
+    @Test func theInstalledInterfacesAreWhatTheDaemonIntrospects() async throws {
         let bus = try await Bus()
         let daemon = try await bus.daemon()
-        let live = try await ChildProcess.runWithoutBlocking("/usr/bin/env", [
-            "DBUS_SESSION_BUS_ADDRESS=\(bus.bus.address)", "busctl", "--user", "introspect", "--xml-interface",
-            "org.fetchd.Fetchd1", "/org/fetchd/Fetchd1",
-        ])
+        #expect(try await bus.run(["register", "news", "http://127.0.0.1:9/news"]).output == "news@\(getuid())\n")
+        let object = try await bus.run(["object", "news"]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(object == "/org/fetchd/Fetchd1/handler/news_40\(getuid())", "\(object)")
         let installed = try String(contentsOfFile: TestBinaries.sourceTree + "/systemd/dbus/org.fetchd.Fetchd1.xml", encoding: .utf8)
-        let liveInterface = Self.interface(in: live.output), installedInterface = Self.interface(in: installed)
-        #expect(liveInterface != nil && liveInterface == installedInterface,
-                "systemd/dbus/org.fetchd.Fetchd1.xml differs from the daemon's:\n\(live.output)")
+        for (name, path) in [("org.fetchd.Fetchd1", "/org/fetchd/Fetchd1"), ("org.fetchd.Fetchd1.Handler", object)] {
+            let live = try await ChildProcess.runWithoutBlocking("/usr/bin/env", [
+                "DBUS_SESSION_BUS_ADDRESS=\(bus.bus.address)", "busctl", "--user", "introspect", "--xml-interface", "org.fetchd.Fetchd1", path,
+            ])
+            let liveInterface = Self.interface(name, in: live.output), installedInterface = Self.interface(name, in: installed)
+            #expect(liveInterface != nil && liveInterface == installedInterface,
+                    "\(name) in systemd/dbus/org.fetchd.Fetchd1.xml differs from the daemon's:\n\(live.output)")
+        }
         _ = await daemon.stopWithoutBlocking()
         await bus.bus.stop()
     }
 
-    /// The `<interface name="org.fetchd.Fetchd1">` element, comments dropped and whitespace
-    /// between tags removed.
-    static func interface(in xml: String) -> String? {
+    /// A handler object's properties are its status, and each change reaches the caller's uid
+    /// as PropertiesChanged; another uid is told the object does not exist.
+    @Test(.enabled(if: getuid() == 0, "asks as nobody too"))
+    func aHandlersStatusIsItsObjectsProperties() async throws {
+        let www = try TemporaryDirectory("fetchd-dbus-www")
+        try "hello bus\n".write(toFile: www.file("news.txt"), atomically: true, encoding: .utf8)
+        let server = try TestHTTPServer.files(in: www.path)
+        let bus = try await Bus()
+        let daemon = try await bus.daemon()
+        _ = try await bus.run(["register", "news", server.url("/news.txt")])
+        let object = try await bus.run(["object", "news"]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        func property(_ name: String, asNobody: Bool = false) async throws -> String {
+            let user = asNobody ? ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : []
+            return try await ChildProcess.runWithoutBlocking("/usr/bin/env", ["DBUS_SESSION_BUS_ADDRESS=\(bus.bus.address)"] + user + [
+                "busctl", "--user", "get-property", "org.fetchd.Fetchd1", object, "org.fetchd.Fetchd1.Handler", name,
+            ]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(try await property("Name") == "s \"news\"")
+        // The registration's first fetch.
+        #expect(await eventually(timeoutSeconds: 10, pollMilliseconds: 200) { (try? await property("LastResult")) == "s \"newData\"" })
+        let version = try await property("Version")
+        let (address, client) = (bus.bus.address, bus.client)
+        let watching = Task {
+            try await ChildProcess.runWithoutBlocking("/usr/bin/env", ["DBUS_SESSION_BUS_ADDRESS=\(address)", "/usr/bin/python3", client, "watch", "8"])
+        }
+        try await Task.sleep(for: .seconds(2))
+        let fetched = try await bus.run(["fetch", "news", "10"])
+        #expect(fetched.output.hasPrefix("noData "), "\(fetched.output)")
+        #expect(try await property("LastResult") == "s \"noData\"")
+        #expect(try await property("Version") == version && version.hasPrefix("s \"00000001-"), "\(version)")
+        // Only what changed: the result and the times, not the version.
+        let watched = try await watching.value.output
+        #expect(watched.contains("PropertiesChanged \(object) org.fetchd.Fetchd1.Handler ") && watched.contains("LastResult=noData")
+                && watched.contains("LastAttemptAt=") && !watched.contains("Version="), "\(watched)")
+        let nobody = try await property("LastResult", asNobody: true)
+        #expect(nobody.contains("Unknown object") || nobody.contains("UnknownObject"), "\(nobody)")
+        _ = await daemon.stopWithoutBlocking()
+        await bus.bus.stop()
+    }
+
+    /// The `<interface name="NAME">` element, comments dropped and whitespace between tags
+    /// removed.
+    static func interface(_ name: String, in xml: String) -> String? {
         let withoutComments = xml.replacingOccurrences(of: "<!--[\\s\\S]*?-->", with: "", options: .regularExpression)
-        guard let start = withoutComments.range(of: "<interface name=\"org.fetchd.Fetchd1\">"),
+        guard let start = withoutComments.range(of: "<interface name=\"\(name)\">"),
               let end = withoutComments.range(of: "</interface>", range: start.upperBound..<withoutComments.endIndex) else { return nil }
         return String(withoutComments[start.lowerBound..<end.upperBound])
             .replacingOccurrences(of: ">\\s+<", with: "><", options: .regularExpression)

@@ -6,8 +6,8 @@ background and to read it.
     fetchd-client.py [--system] register NAME URL [KEY=VALUE...]
     fetchd-client.py [--system] fetch NAME [TIMEOUT_S]   FetchNow, wait for FetchCompleted, read it
     fetchd-client.py [--system] read NAME                 OpenSnapshot: metadata, then the content
-    fetchd-client.py [--system] status NAME | use NAME | unregister NAME | list
-    fetchd-client.py [--system] watch SECONDS             print every FetchCompleted this connection sees
+    fetchd-client.py [--system] status NAME | object NAME | use NAME | unregister NAME | list
+    fetchd-client.py [--system] watch SECONDS             print every FetchCompleted and PropertiesChanged seen
 
 KEY=VALUE options are the keys of a handler file (fetchd.toml(5)): a value that reads as an
 integer is sent as one (x), true/false as a boolean (b), [a,b] as an array of strings (as),
@@ -71,7 +71,10 @@ def main(arguments):
     elif command == "watch":
         # Asks to eavesdrop as well: the bus must still keep other uids' signals away.
         loop = GLib.MainLoop()
-        for rule in ("type='signal',interface='%s',eavesdrop='true'" % INTERFACE, "type='signal',interface='%s'" % INTERFACE):
+        rules = []
+        for interface in (INTERFACE, "org.freedesktop.DBus.Properties"):
+            rules += ["type='signal',interface='%s',eavesdrop='true'" % interface, "type='signal',interface='%s'" % interface]
+        for rule in rules:
             try:
                 bus.add_match_string(rule)
             except dbus.exceptions.DBusException as refused:
@@ -80,7 +83,11 @@ def main(arguments):
         def seen(connection, message):
             if message.get_member() == "FetchCompleted":
                 print(" ".join(str(argument) for argument in message.get_args_list()))
-                sys.stdout.flush()
+            elif message.get_member() == "PropertiesChanged":
+                interface, changed = message.get_args_list()[:2]
+                print("PropertiesChanged %s %s %s" % (message.get_path(), interface,
+                                                     " ".join("%s=%s" % item for item in sorted(changed.items()))))
+            sys.stdout.flush()
 
         bus.add_message_filter(seen)
         fetchd.ListHandlers()  # a caller: fetchd directs its uid's signals to this connection
@@ -95,6 +102,8 @@ def main(arguments):
             print("%s=%s" % (key, metadata[key]))
         with os.fdopen(fd, "rb") as content:
             sys.stdout.write("\n" + content.read().decode("utf-8", "replace"))
+    elif command == "object":
+        print(fetchd.GetHandlerObject(rest[0]))
     elif command == "status":
         for key, value in sorted(fetchd.GetHandler(rest[0]).items()):
             print("%s=%s" % (key, value))

@@ -18,6 +18,37 @@ typedef int (*fetchd_bus_method_fn)(void *context, sd_bus_message *call);
 int fetchd_bus_add_fetchd1(sd_bus *bus, const char *path, fetchd_bus_method_fn method, void *context,
                            const char *version, const char *scope);
 
+/// Says whether the object `path` exists for a caller of `uid` (1) or not (0).
+typedef int (*fetchd_bus_find_fn)(void *context, const char *path, uint32_t uid);
+
+/// Appends the value of `property` of the object `path` to `reply` (its signature is the
+/// property's); returns a negative errno when there is none.
+typedef int (*fetchd_bus_property_fn)(void *context, const char *path, const char *property, sd_bus_message *reply);
+
+/// Publishes the objects under `prefix` that carry `org.fetchd.Fetchd1.Handler` (one per
+/// handler): `find` says which exist for the calling uid, `property` reads their properties.
+/// The objects live as long as the connection. Returns a negative errno on failure.
+int fetchd_bus_add_handler_objects(sd_bus *bus, const char *prefix, fetchd_bus_find_fn find,
+                                   fetchd_bus_property_fn property, void *context);
+
+/// Starts `org.freedesktop.DBus.Properties.PropertiesChanged` of `interface` from `path`,
+/// directed to `destination` (`*signal`, to unref): append the changed `a{sv}` with the option
+/// writers, then `fetchd_bus_finish_properties_changed`.
+int fetchd_bus_new_properties_changed(sd_bus *bus, const char *path, const char *interface, const char *destination,
+                                      sd_bus_message **signal);
+
+/// Ends a PropertiesChanged signal: no invalidated properties (`as`, empty).
+int fetchd_bus_finish_properties_changed(sd_bus_message *signal);
+
+/// Appends an object path (`o`).
+int fetchd_bus_append_object_path(sd_bus_message *message, const char *path);
+
+/// Appends a boolean (`b`).
+int fetchd_bus_append_bool(sd_bus_message *message, int value);
+
+/// Appends an unsigned 64-bit value (`t`).
+int fetchd_bus_append_uint64(sd_bus_message *message, uint64_t value);
+
 /// Asks the bus for the well-known `name` (no queueing: an owner already there is an error).
 int fetchd_bus_request_name(sd_bus *bus, const char *name);
 

@@ -39,6 +39,8 @@ struct BusMethods: Sendable {
                     throw BusAPI.Failure.notFound(name)
                 }
                 return .dictionary(Self.entries(of: status))
+            case .getObject(let name):
+                return .objectPath(HandlerObjects.path(of: try await loaded(name, request)))
             case .reportUse(let name):
                 let registered = try await loaded(name, request)
                 _ = await coordinator.recordUse(registered.qualified, source: .explicit)
@@ -156,7 +158,8 @@ struct BusMethods: Sendable {
         return entries
     }
 
-    private static func microseconds(_ date: Date) -> UInt64 {
+    /// `date` in microseconds since 1970, as systemd's D-Bus API gives times.
+    static func microseconds(_ date: Date) -> UInt64 {
         UInt64(max(0, (date.timeIntervalSince1970 * 1_000_000).rounded()))
     }
 

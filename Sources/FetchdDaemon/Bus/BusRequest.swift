@@ -11,6 +11,7 @@ struct BusRequest: Sendable {
         case unregister(name: String)
         case list
         case get(name: String)
+        case getObject(name: String)
         case reportUse(name: String)
         case fetchNow(name: String)
         case openSnapshot(name: String)
@@ -57,6 +58,7 @@ struct BusRequest: Sendable {
         case "UnregisterHandler": method = .unregister(name: name)
         case "ListHandlers": method = .list
         case "GetHandler": method = .get(name: name)
+        case "GetHandlerObject": method = .getObject(name: name)
         case "ReportUse": method = .reportUse(name: name)
         case "FetchNow":
             try Self.refuseOptions(options, of: member)

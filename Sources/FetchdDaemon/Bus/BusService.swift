@@ -38,6 +38,7 @@ final class BusService: Service, FetchCompletionObserver {
     private let logger: Logger
     private let methods: BusMethods
     private let polkit: PolkitAuthority
+    private let objects = HandlerObjects()
     /// Run after a call changed the handlers in force (a registration, its removal).
     private let handlersChanged: @Sendable () async -> Void
     private let server = Mutex<BusServer?>(nil)
@@ -57,8 +58,12 @@ final class BusService: Service, FetchCompletionObserver {
         (events, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// Tries the bus again if it is not connected (after a reload).
-    func refresh() { wake.yield() }
+    /// Tries the bus again if it is not connected, and follows the handlers now in force (after
+    /// a reload).
+    func refresh() {
+        wake.yield()
+        Task { await self.refreshObjects() }
+    }
 
     /// Serves until graceful shutdown.
     func run() async {
@@ -79,11 +84,12 @@ final class BusService: Service, FetchCompletionObserver {
             do throws(BusError) {
                 let opened = try await BusServer.open(
                     bus, object: .init(name: BusAPI.name, path: BusAPI.path, version: Defaults.version,
-                                       scope: bus == .user ? "user" : "system"),
+                                       scope: bus == .user ? "user" : "system", handlers: objects),
                     label: "fetchd.dbus-api", onCall: { [weak self] in self?.handle($0) },
                     onClose: { onClose.yield($0); onClose.finish() })
                 server.withLock { $0 = opened }
                 polkit.use(bus == .user ? .session : .system(opened))
+                await refreshObjects()
                 logger.notice("D-Bus API \(BusAPI.name) on the \(bus)")
                 logged = false
                 // A bus that went away (restarted) is tried again a few times over half a minute.
@@ -130,7 +136,10 @@ final class BusService: Service, FetchCompletionObserver {
         Task {
             let reply = await self.methods.perform(request)
             responder.reply(reply)
-            if request.changesHandlers, !reply.isError { await self.handlersChanged() }
+            if request.changesHandlers, !reply.isError {
+                await self.handlersChanged()
+                await self.refreshObjects()
+            }
             self.inFlight.subtract(1, ordering: .relaxed)
         }
     }
@@ -143,14 +152,43 @@ final class BusService: Service, FetchCompletionObserver {
         }
     }
 
-    /// Sends `FetchCompleted(name, result, version)` to the connections of the handler's uid.
+    /// Sends `FetchCompleted(name, result, version)` to the connections of the handler's uid,
+    /// then the handler object's changed properties.
     func fetchCompleted(_ record: CompletedFetch, of handler: HandlerConfig) {
         guard let uid = handler.registeredBy, let name = RegisteredName(qualified: handler.name) else { return }
         let destinations = listeners.withLock { $0.byUID[uid] ?? [] }
-        guard !destinations.isEmpty, let server = server.withLock({ $0 }) else { return }
+        guard let server = server.withLock({ $0 }) else { return }
         for destination in destinations {
             server.emit(path: BusAPI.path, interface: BusAPI.interface, member: "FetchCompleted", destination: destination,
                         strings: [name.base, record.result.name, record.version ?? ""])
         }
+        Task {
+            let changed = await self.updateObject(name)
+            guard !changed.isEmpty else { return }
+            for destination in destinations {
+                server.emitPropertiesChanged(path: HandlerObjects.path(of: name), interface: HandlerObjects.interface,
+                                             destination: destination, changed: changed)
+            }
+        }
+    }
+
+    /// The handler objects of the registrations in force, their properties read again in one
+    /// status computation.
+    private func refreshObjects() async {
+        let config = await coordinator.config
+        let names = config.registeredHandlers.compactMap { RegisteredName(qualified: $0.name) }
+        objects.keep(only: names, controlGroupID: config.daemon.controlGroupID)
+        guard !names.isEmpty else { return }
+        let statuses = Dictionary(await coordinator.status(markSeen: false).handlers.map { ($0.name, $0) }) { first, _ in first }
+        for name in names {
+            guard let status = statuses[name.qualified] else { continue }
+            _ = objects.update(name, status: status, version: coordinator.snapshots.currentVersion(of: name.qualified))
+        }
+    }
+
+    /// Reads `name`'s properties again; returns the ones that changed.
+    private func updateObject(_ name: RegisteredName) async -> [BusEntry] {
+        guard let status = await coordinator.status(of: name.qualified)?.handlers.first else { return [] }
+        return objects.update(name, status: status, version: coordinator.snapshots.currentVersion(of: name.qualified))
     }
 }

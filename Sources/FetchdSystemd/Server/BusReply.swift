@@ -9,6 +9,8 @@ public enum BusReply: Sendable {
     case string(String)
     /// One `as`.
     case strings([String])
+    /// One `o`.
+    case objectPath(String)
     /// One `a{sv}`.
     case dictionary([BusEntry])
     /// An `h` and an `a{sv}`. The descriptor belongs to the reply: it is closed once sent (the
@@ -74,6 +76,7 @@ extension BusReply {
         case .empty, .error: return 0
         case .string(let value): return fetchd_bus_append_string(message, value)
         case .strings(let values): return CStrings.with(values) { fetchd_bus_append_strings(message, $0, $1) }
+        case .objectPath(let path): return fetchd_bus_append_object_path(message, path)
         case .dictionary(let entries): return Self.write(entries, into: message)
         case .descriptor(let fd, let entries):
             let result = fetchd_bus_append_fd(message, fd)
@@ -81,7 +84,8 @@ extension BusReply {
         }
     }
 
-    private static func write(_ entries: [BusEntry], into message: OpaquePointer) -> Int32 {
+    /// Writes `entries` as an `a{sv}` into `message`. Returns a negative errno on failure.
+    static func write(_ entries: [BusEntry], into message: OpaquePointer) -> Int32 {
         var result = fetchd_bus_open_options(message)
         for entry in entries where result >= 0 {
             result = switch entry.value {

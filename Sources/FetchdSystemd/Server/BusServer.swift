@@ -24,13 +24,16 @@ public final class BusServer: Sendable {
         public var version: String
         /// The `Scope` property: `system` or `user`.
         public var scope: String
+        /// The handler objects beside it, if any.
+        public var handlers: (any BusHandlerObjects)?
 
         /// An object description.
-        public init(name: String, path: String, version: String, scope: String) {
+        public init(name: String, path: String, version: String, scope: String, handlers: (any BusHandlerObjects)? = nil) {
             self.name = name
             self.path = path
             self.version = version
             self.scope = scope
+            self.handlers = handlers
         }
     }
 
@@ -44,10 +47,13 @@ public final class BusServer: Sendable {
     private let state = Mutex(State())
     private let onCall: @Sendable (BusIncomingCall) -> Void
     private let onClose: @Sendable (BusError) -> Void
+    /// The handler objects served, whose callbacks reach them through the server.
+    let handlerObjects: (any BusHandlerObjects)?
 
-    private init(label: String, onCall: @escaping @Sendable (BusIncomingCall) -> Void,
+    private init(label: String, handlerObjects: (any BusHandlerObjects)?, onCall: @escaping @Sendable (BusIncomingCall) -> Void,
                  onClose: @escaping @Sendable (BusError) -> Void) {
         queue = DispatchQueue(label: label)
+        self.handlerObjects = handlerObjects
         self.onCall = onCall
         self.onClose = onClose
     }
@@ -60,7 +66,7 @@ public final class BusServer: Sendable {
     public static func open(_ bus: BusConnection.Bus, object: Object, label: String,
                             onCall: @escaping @Sendable (BusIncomingCall) -> Void,
                             onClose: @escaping @Sendable (BusError) -> Void) async throws(BusError) -> BusServer {
-        let server = BusServer(label: label, onCall: onCall, onClose: onClose)
+        let server = BusServer(label: label, handlerObjects: object.handlers, onCall: onCall, onClose: onClose)
         try await server.onQueue { () throws(BusError) in try server.connect(bus, object: object) }
         return server
     }
@@ -144,6 +150,10 @@ public final class BusServer: Sendable {
                 return 0
             }, context, object.version, object.scope)
             guard result >= 0 else { throw BusError(operation: "publish \(object.path)", errno: result) }
+            if let handlers = object.handlers {
+                result = publish(handlers, on: connection)
+                guard result >= 0 else { throw BusError(operation: "publish \(handlers.prefix)", errno: result) }
+            }
             result = fetchd_bus_request_name(connection.handle, object.name)
             guard result >= 0 else {
                 throw BusError(operation: "own the name \(object.name) on the \(bus)", errno: result)
