@@ -33,7 +33,7 @@ RELEASE_FLAGS := --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinke
 SWIFT_FOLDER_FLAGS ?=
 RELEASE_BUILD = $(SWIFT) build -c release $(RELEASE_FLAGS) $(SWIFT_FOLDER_FLAGS)
 
-.PHONY: all deps test-deps install-packages build run status man man-check deb test test-asan test-tsan bench-http bench-idle bench-config bench-compare bench-package bench-async-shape bench-transfer \
+.PHONY: all deps test-deps install-packages build run status man man-check deb test test-asan test-tsan bench-http bench-idle bench-dbus bench-config bench-compare bench-package bench-async-shape bench-transfer \
 	bench-planner bench-learning fuzz fuzz-build fuzz-config fuzz-trace fuzz-control fuzz-headers fuzz-push fuzz-json crash-states io-faults soak soak-plot torture release install uninstall clean
 
 all: build
@@ -175,6 +175,17 @@ bench-idle: deps
 	$(RELEASE_BUILD) --product fetchd
 	python3 bench/idle_bench.py --fetchd $$($(RELEASE_BUILD) --show-bin-path)/fetchd \
 		--json bench/results/idle-$$(date +%Y%m%d).json $(BENCH_ARGS)
+
+# The D-Bus API against the control socket, call by call in one run: method round trips and the
+# delay from a fetch's end to the client (FetchCompleted against a waiting `fetch`), median and
+# p99 over N calls (see bench/dbus_bench.py); then the idle bench with a D-Bus client connected.
+# BENCH_ARGS="-n 200" for a shorter run; BENCH_DIR=/dev/shm puts the cache on tmpfs.
+bench-dbus: deps
+	$(RELEASE_BUILD) --product fetchd
+	/usr/bin/python3 bench/dbus_bench.py --bin-dir $$($(RELEASE_BUILD) --show-bin-path) \
+		--json bench/results/dbus-$$(date +%Y%m%d).json $(BENCH_ARGS)
+	/usr/bin/python3 bench/idle_bench.py --fetchd $$($(RELEASE_BUILD) --show-bin-path)/fetchd --seconds 300 \
+		--dbus-client --json bench/results/idle-dbus-$$(date +%Y%m%d).json
 
 # Two builds compared in one session, run by run in turns (bench/compare_builds.py: the http,
 # config and idle benches, each against its own peer): OLD=<commit> built in a worktree under

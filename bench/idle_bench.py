@@ -11,7 +11,11 @@ mappings' resident memory from /proc/PID/smaps.
 The handlers fetch file:// URLs (`allow_file_urls`), so they are http handlers driven by libcurl
 without a server whose own wake-ups would muddle nothing here but whose start would slow the run.
 
-    bench/idle_bench.py --fetchd .build/release/fetchd [--handlers 100] [--seconds 600] [--json OUT]
+With --dbus-client, fetchd also offers its D-Bus API on a private dbus-daemon, and a client
+(python3-dbus) stays connected through the window after calling a method and asking for
+fetchd's signals: the connection must add no wake-up either.
+
+    bench/idle_bench.py --fetchd .build/release/fetchd [--handlers 100] [--seconds 600] [--dbus-client] [--json OUT]
 """
 import argparse
 import json
@@ -61,12 +65,45 @@ def resident_by_mapping(pid, top=12):
     return [(name, kib, anonymous.get(name, 0)) for name, kib in largest]
 
 
-def write_config(root, handlers):
+# The client --dbus-client keeps connected: one call, a match for fetchd's signals, then asleep
+# in its main loop until stdin closes.
+DBUS_CLIENT = """
+import sys, dbus
+from dbus.mainloop.glib import DBusGMainLoop
+from gi.repository import GLib
+DBusGMainLoop(set_as_default=True)
+bus = dbus.SessionBus()
+dbus.Interface(bus.get_object("org.fetchd.Fetchd1", "/org/fetchd/Fetchd1"), "org.fetchd.Fetchd1").ListHandlers()
+bus.add_signal_receiver(lambda *a: None, signal_name="FetchCompleted", dbus_interface="org.fetchd.Fetchd1")
+print("connected", flush=True)
+loop = GLib.MainLoop()
+GLib.io_add_watch(sys.stdin, GLib.IO_IN | GLib.IO_HUP, lambda *a: loop.quit())
+loop.run()
+"""
+
+
+def start_dbus_client(root):
+    """A private dbus-daemon and a connected client; their processes, once connected."""
+    address = f"unix:path={root}/bus"
+    bus = subprocess.Popen(["dbus-daemon", "--session", f"--address={address}", "--nofork", "--nopidfile"],
+                           stderr=subprocess.DEVNULL)
+    environment = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=address)
+    for _ in range(100):
+        client = subprocess.Popen(["/usr/bin/python3", "-c", DBUS_CLIENT], env=environment, stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        if client.stdout.readline().strip() == "connected":
+            return bus, client
+        client.wait()
+        time.sleep(0.1)
+    sys.exit("the D-Bus client never reached fetchd")
+
+
+def write_config(root, handlers, dbus_api=None):
     (root / "handlers.d").mkdir(parents=True)
     (root / "content").mkdir()
     (root / "fetchd.toml").write_text(
         f'cache_dir = "{root}/cache"\nstate_dir = "{root}/state"\nsocket = "{root}/control.sock"\n'
-        'heartbeat = "1h"\n')
+        'heartbeat = "1h"\n' + (f'dbus_api = "{dbus_api}"\n' if dbus_api else ""))
     lines = []
     for index in range(handlers):
         (root / "content" / f"h{index}.txt").write_text(f"content {index}\n")
@@ -81,15 +118,19 @@ def main():
     parser.add_argument("--fetchd", required=True)
     parser.add_argument("--handlers", type=int, default=100)
     parser.add_argument("--seconds", type=float, default=600)
+    parser.add_argument("--dbus-client", action="store_true")
     parser.add_argument("--json")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="fetchd-idle-") as folder:
         root = pathlib.Path(folder)
         os.chmod(root, 0o755)
-        write_config(root, args.handlers)
+        write_config(root, args.handlers, "session" if args.dbus_client else None)
         environment = {key: value for key, value in os.environ.items()
                        if key not in ("INVOCATION_ID", "NOTIFY_SOCKET", "WATCHDOG_USEC", "LISTEN_FDS")}
+        if args.dbus_client:
+            environment["DBUS_SESSION_BUS_ADDRESS"] = f"unix:path={root}/bus"
+        bus = client = None
         daemon = subprocess.Popen([args.fetchd, "--config", str(root / "fetchd.toml")], env=environment,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
@@ -102,6 +143,8 @@ def main():
                 time.sleep(0.2)
             else:
                 sys.exit(f"the first wake did not publish all {args.handlers} handlers in 120 s")
+            if args.dbus_client:
+                bus, client = start_dbus_client(root)
             time.sleep(5)  # the wake's tail: results recorded, plans made
             before = switches(daemon.pid)
             started = time.monotonic()
@@ -113,18 +156,23 @@ def main():
         finally:
             daemon.send_signal(signal.SIGTERM)
             daemon.wait(timeout=30)
+            for process in (client, bus):
+                if process:
+                    process.terminate()
+                    process.wait(timeout=10)
 
     threads = []
     for tid, (name, count) in sorted(after.items()):
         woke = count - before.get(tid, (name, 0))[1]
         threads.append({"tid": int(tid), "name": name, "wakeups_per_minute": round(woke / elapsed_minutes, 2)})
     total = sum(thread["wakeups_per_minute"] for thread in threads)
-    result = {"handlers": args.handlers, "window_seconds": args.seconds, "threads": threads,
+    result = {"handlers": args.handlers, "window_seconds": args.seconds, "dbus_client": args.dbus_client, "threads": threads,
               "wakeups_per_minute": round(total, 2), **memory,
               "resident_by_mapping_kib": [{"mapping": name, "rss": kib, "anonymous": anon} for name, kib, anon in mappings]}
     for thread in threads:
         print(f"  {thread['name']:<16} tid {thread['tid']:<8} {thread['wakeups_per_minute']:8.2f} wake-ups/min")
-    print(f"idle, {args.handlers} handlers, {args.seconds:.0f} s: {total:.2f} wake-ups/min over {len(threads)} threads; "
+    client = ", a D-Bus client connected" if args.dbus_client else ""
+    print(f"idle, {args.handlers} handlers{client}, {args.seconds:.0f} s: {total:.2f} wake-ups/min over {len(threads)} threads; "
           f"RSS {memory['rss_kib'] / 1024:.1f} MiB, PSS {memory['pss_kib'] / 1024:.1f} MiB, "
           f"anonymous {memory['anonymous_kib'] / 1024:.1f} MiB")
     print("  resident by mapping (KiB, of which anonymous): "
