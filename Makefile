@@ -75,13 +75,14 @@ status:
 #    transfers against loopback servers to a fraction of a second.
 # 3. The CPU-bound suites apart: the planner's simulations, the limiter's contention test, and
 #    the short fault runs that load the whole machine (10,000 handlers, 2,000 forked children,
-#    endless output, two minutes of the soak: FaultTortureTests).
+#    endless output, two minutes of the soak: FaultTortureTests), and the build of examples/swift
+#    against the FetchdClient product (SwiftExampleTests: about 30 s from a new clone).
 # 4. FetchdSystemdTests last: fetchd under a real systemd in a namespace of its own, and the
 #    Debian package (`make deb`, built once per run; FETCHD_DEB_DIR) installed, upgraded and
 #    purged there by apt and dpkg.
 # The passes are shared with the sanitizer runs below: $(call test-passes,BIN_DIR,SWIFT_TEST_OPTIONS,ENV).
 # Tests/test_pass.sh repeats a failed pass's failures at the end of the output (CI shows the tail).
-CPU_BOUND_TESTS := FetchdPlannerTests|ConcurrencyLimiterTests|FaultTortureTests
+CPU_BOUND_TESTS := FetchdPlannerTests|ConcurrencyLimiterTests|FaultTortureTests|SwiftExampleTests
 TIMED_TESTS := FetchdHandlersTests|CurlKitTests
 define test-passes
 	$(3) FETCHD_BIN_DIR=$(1) Tests/test_pass.sh $(SWIFT) test --skip-build $(2) --skip FetchdSystemdTests \
@@ -416,6 +417,10 @@ install: release man
 	install -d $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples
 	install -m 0644 config/handlers.d/*.toml systemd/user-handlers.conf $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples/
 	install -m 0644 examples/python/fetchd-client.py $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples/
+	install -d $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples/swift/Sources/fetchd-swift-client
+	install -m 0644 examples/swift/Package.swift $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples/swift/
+	install -m 0644 examples/swift/Sources/fetchd-swift-client/*.swift \
+		$(DESTDIR)$(PREFIX)/share/doc/fetchd/examples/swift/Sources/fetchd-swift-client/
 	install -m 0644 docs/threat-model.md docs/security-notes.md docs/planned-timer.md $(DESTDIR)$(PREFIX)/share/doc/fetchd/
 	install -D -m 0644 systemd/dbus/org.fetchd.Fetchd1.xml $(DESTDIR)$(DBUS_DIR)/interfaces/org.fetchd.Fetchd1.xml
 	install -D -m 0644 systemd/dbus/org.fetchd.Fetchd1.conf $(DESTDIR)$(DBUS_DIR)/system.d/org.fetchd.Fetchd1.conf

@@ -9,6 +9,9 @@ let package = Package(
     products: [
         .executable(name: "fetchd", targets: ["fetchd"]),
         .executable(name: "fetchctl", targets: ["fetchctl"]),
+        // For applications written in Swift: fetchd's D-Bus API as a typed client
+        // (examples/swift depends on it by path).
+        .library(name: "FetchdClient", targets: ["FetchdClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -40,6 +43,10 @@ let package = Package(
             name: "FetchdSystemd",
             dependencies: ["CSystemdShim", .product(name: "Logging", package: "swift-log")]
         ),
+        // The client library of fetchd's D-Bus API, for applications: no heavier than sd-bus
+        // (FetchdSystemd's wrapper, which brings swift-log), so an application that depends on
+        // it builds none of the daemon's packages (NIO, GRDB, TOMLKit, Crypto).
+        .target(name: "FetchdClient", dependencies: ["FetchdSystemd"]),
         // Vocabulary shared by every module: results, durations, names, defaults.
         .target(name: "FetchdCore"),
         // Usage learning and fetch planning: pure, shared by the daemon and `fetchctl simulate`.
@@ -212,7 +219,7 @@ let package = Package(
         // Tests that run the built fetchd and fetchctl as a user would, outside systemd.
         .testTarget(
             name: "FetchdEndToEndTests",
-            dependencies: ["FetchdControl", "FetchdCore", "FetchdSnapshots", "FetchdState", "FetchdTestSupport"]
+            dependencies: ["FetchdClient", "FetchdControl", "FetchdCore", "FetchdSnapshots", "FetchdState", "FetchdTestSupport"]
         ),
         // Every fuzz target over its committed seeds (what `make fuzz` starts from).
         .testTarget(name: "FetchdFuzzingTests", dependencies: ["FetchdFuzzing", "FetchdTestSupport"]),

@@ -187,6 +187,26 @@ int fetchd_bus_append_option_bool(sd_bus_message *message, const char *key, int 
     return close_entry(message, r);
 }
 
+int fetchd_bus_append_option_double(sd_bus_message *message, const char *key, double value) {
+    int r = open_entry(message, key, "d");
+    if (r >= 0) r = sd_bus_message_append_basic(message, 'd', &value);
+    return close_entry(message, r);
+}
+
+int fetchd_bus_append_option_string_map(sd_bus_message *message, const char *key, const char *const *names,
+                                        const char *const *values, size_t count) {
+    int r = open_entry(message, key, "a{ss}");
+    if (r >= 0) r = sd_bus_message_open_container(message, 'a', "{ss}");
+    for (size_t i = 0; r >= 0 && i < count; i++) {
+        r = sd_bus_message_open_container(message, 'e', "ss");
+        if (r >= 0) r = sd_bus_message_append_basic(message, 's', names[i]);
+        if (r >= 0) r = sd_bus_message_append_basic(message, 's', values[i]);
+        if (r >= 0) r = sd_bus_message_close_container(message);
+    }
+    if (r >= 0) r = sd_bus_message_close_container(message);
+    return close_entry(message, r);
+}
+
 int fetchd_bus_append_option_strings(sd_bus_message *message, const char *key, const char *const *values,
                                      size_t count) {
     int r = open_entry(message, key, "as");

@@ -82,22 +82,16 @@ static void copy_text(const char *source, char *text, size_t capacity) {
     text[capacity - 1] = '\0';
 }
 
-int fetchd_bus_call_method(sd_bus *bus, const char *destination, const char *path, const char *interface,
-                           const char *member, const char *const *arguments, size_t count,
-                           sd_bus_message **reply, char *error_name, size_t error_name_capacity,
-                           char *error_text, size_t error_capacity) {
-    sd_bus_message *message = NULL;
+int fetchd_bus_call(sd_bus *bus, sd_bus_message *call, sd_bus_message **reply, char *error_name,
+                    size_t error_name_capacity, char *error_text, size_t error_capacity) {
     sd_bus_error error = SD_BUS_ERROR_NULL;
     *reply = NULL;
-    int r = sd_bus_message_new_method_call(bus, &message, destination, path, interface, member);
-    for (size_t i = 0; r >= 0 && i < count; i++) r = sd_bus_message_append_basic(message, 's', arguments[i]);
-    if (r >= 0) r = sd_bus_call(bus, message, 0, &error, reply);
+    int r = sd_bus_call(bus, call, 0, &error, reply);
     if (r < 0) {
         copy_text(error.name, error_name, error_name_capacity);
         copy_error(&error, r, error_text, error_capacity);
     }
     sd_bus_error_free(&error);
-    sd_bus_message_unref(message);
     return r;
 }
 

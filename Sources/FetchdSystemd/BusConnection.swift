@@ -17,6 +17,9 @@ public final class BusConnection {
         /// The bus at a D-Bus address, e.g. `unix:path=/run/some/bus`.
         case address(String)
 
+        /// The user's session bus, by the name D-Bus gives it (`user` is systemd's).
+        public static var session: Bus { .user }
+
         /// "system bus", "user bus" or "bus at ADDRESS".
         public var description: String {
             switch self {
@@ -76,17 +79,29 @@ public final class BusConnection {
     /// Calls `member` on `destination` with string arguments and returns the reply.
     public func call(destination: String, path: String, interface: String, member: String,
                      arguments: [String] = []) throws(BusError) -> BusMessage {
+        try call(destination: destination, path: path, interface: interface, member: member,
+                 arguments: arguments.map(BusArgument.string))
+    }
+
+    /// Calls `member` on `destination` with `arguments` and returns the reply. A D-Bus error the
+    /// peer answers with is thrown with its name.
+    public func call(destination: String, path: String, interface: String, member: String,
+                     arguments: [BusArgument]) throws(BusError) -> BusMessage {
+        let operation = "call \(interface).\(member) on \(destination)"
+        var message: OpaquePointer?
+        var result = sd_bus_message_new_method_call(bus, &message, destination, path, interface, member)
+        guard result >= 0, let message else { throw BusError(operation: operation, errno: result) }
+        defer { sd_bus_message_unref(message) }
+        for argument in arguments where result >= 0 { result = argument.write(into: message) }
+        guard result >= 0 else { throw BusError(operation: operation, errno: result) }
         var name = [CChar](repeating: 0, count: 256)
-        var text = [CChar](repeating: 0, count: 512)
+        // Room for a refusal that names every bad option of a registration, and why.
+        var text = [CChar](repeating: 0, count: 8192)
         var reply: OpaquePointer?
-        let result = CStrings.with(arguments) { pointers, count in
-            fetchd_bus_call_method(bus, destination, path, interface, member, pointers, count,
-                                   &reply, &name, name.count, &text, text.count)
-        }
+        result = fetchd_bus_call(bus, message, &reply, &name, name.count, &text, text.count)
         guard result >= 0, let reply else {
             let errorName = Self.string(name)
-            throw BusError(operation: "call \(interface).\(member) on \(destination)",
-                           name: errorName.isEmpty ? nil : errorName, reason: Self.string(text))
+            throw BusError(operation: operation, name: errorName.isEmpty ? nil : errorName, reason: Self.string(text))
         }
         return BusMessage(adopting: reply)
     }

@@ -42,11 +42,14 @@ public final class BusListener: Sendable {
     /// Connects to `bus`, runs `setup` with the connection (install matches, ask for the current
     /// state), then processes it until `close()` or until it closes by itself. `setup` and the
     /// match handlers it installs run on the listener's queue and must not use the listener.
-    public static func open(_ bus: BusConnection.Bus, label: String,
+    /// A blocking call on the connection gives up after `callTimeoutSeconds`.
+    public static func open(_ bus: BusConnection.Bus, label: String, callTimeoutSeconds: Double = 5,
                             setup: @escaping @Sendable (BusConnection) throws(BusError) -> Void,
                             onClose: @escaping @Sendable (BusError) -> Void) async throws(BusError) -> BusListener {
         let listener = BusListener(label: label, onClose: onClose)
-        try await listener.onQueue { () throws(BusError) in try listener.connect(bus, setup: setup) }
+        try await listener.onQueue { () throws(BusError) in
+            try listener.connect(bus, callTimeoutSeconds: callTimeoutSeconds, setup: setup)
+        }
         return listener
     }
 
@@ -94,9 +97,10 @@ public final class BusListener: Sendable {
     }
 
     /// On the queue: opens the connection, runs `setup`, and starts watching the socket.
-    private func connect(_ bus: BusConnection.Bus, setup: (BusConnection) throws(BusError) -> Void) throws(BusError) {
+    private func connect(_ bus: BusConnection.Bus, callTimeoutSeconds: Double,
+                         setup: (BusConnection) throws(BusError) -> Void) throws(BusError) {
         try state.withLock { state throws(BusError) in
-            let connection = try BusConnection(bus)
+            let connection = try BusConnection(bus, callTimeoutSeconds: callTimeoutSeconds)
             try setup(connection)
             try connection.flush()
             let source = try SocketWatch.reading(connection.fileDescriptor, queue: queue) { [weak self] in self?.process() }

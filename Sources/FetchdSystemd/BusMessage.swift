@@ -1,5 +1,9 @@
 import CSystemdShim
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A D-Bus message (sd-bus), referenced by this object and released in `deinit`, read in order
 /// with typed calls. Like its connection it is used on one thread at a time.
 public final class BusMessage {
@@ -65,6 +69,16 @@ public final class BusMessage {
         var value: UnsafePointer<CChar>?
         try check(fetchd_bus_message_read_string(message, CChar(type), &value), "read a string (\(type))")
         return value.map { String(cString: $0) } ?? ""
+    }
+
+    /// Reads an `h` and returns a duplicate of the descriptor, close-on-exec, which the caller
+    /// owns and must close: the message owns the one it carries and closes it with itself.
+    public func readFileDescriptor() throws(BusError) -> Int32 {
+        var fd: Int32 = -1
+        try check(sd_bus_message_read_basic(message, CChar("h"), &fd), "read a file descriptor")
+        let duplicate = fcntl(fd, F_DUPFD_CLOEXEC, 3)
+        guard duplicate >= 0 else { throw BusError(operation: "keep a file descriptor", errno: -errno) }
+        return duplicate
     }
 
     /// Reads an array of `{sv}` (a property map, as `PropertiesChanged` and `GetAll` carry it).

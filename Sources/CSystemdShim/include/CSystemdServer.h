@@ -1,6 +1,6 @@
 // The server side of fetchd's D-Bus API over sd-bus: the object's vtable (sd-bus builds the
 // introspection data and the Properties interface from it) and typed writers for replies and
-// signals, whose sd-bus counterparts are variadic.
+// signals (and the client's method calls), whose sd-bus counterparts are variadic.
 #ifndef FETCHD_CSYSTEMD_SERVER_H
 #define FETCHD_CSYSTEMD_SERVER_H
 
@@ -97,6 +97,13 @@ int fetchd_bus_append_option_uint64(sd_bus_message *message, const char *key, ui
 
 /// The same with a boolean value (`b`).
 int fetchd_bus_append_option_bool(sd_bus_message *message, const char *key, int value);
+
+/// The same with a double (`d`).
+int fetchd_bus_append_option_double(sd_bus_message *message, const char *key, double value);
+
+/// The same with a map of strings (`a{ss}`): `count` names and their values, in order.
+int fetchd_bus_append_option_string_map(sd_bus_message *message, const char *key, const char *const *names,
+                                        const char *const *values, size_t count);
 
 /// The same with an array of strings (`as`).
 int fetchd_bus_append_option_strings(sd_bus_message *message, const char *key, const char *const *values,

@@ -26,13 +26,12 @@ int fetchd_bus_open_address(const char *address, uint64_t method_timeout_usec, s
 /// Installs the rule on the bus as well, synchronously. Returns a negative errno on failure.
 int fetchd_bus_add_match(sd_bus *bus, const char *rule, sd_bus_message_handler_t handler, void *userdata);
 
-/// Calls a method with `count` string arguments and waits for the reply (`*reply`, to unref).
-/// On failure returns a negative errno and copies the D-Bus error's name and message, when there
-/// is one, into `error_name` and `error_text`.
-int fetchd_bus_call_method(sd_bus *bus, const char *destination, const char *path, const char *interface,
-                           const char *member, const char *const *arguments, size_t count,
-                           sd_bus_message **reply, char *error_name, size_t error_name_capacity,
-                           char *error_text, size_t error_capacity);
+/// Sends the method call `call` (built with sd_bus_message_new_method_call and the appenders of
+/// CSystemdServer.h) and waits for the reply (`*reply`, to unref). On failure returns a negative
+/// errno and copies the D-Bus error's name and message, when there is one, into `error_name`
+/// and `error_text`.
+int fetchd_bus_call(sd_bus *bus, sd_bus_message *call, sd_bus_message **reply, char *error_name,
+                    size_t error_name_capacity, char *error_text, size_t error_capacity);
 
 /// Reads a boolean (`b`) into `*value` (0 or 1). Returns 0 at the end of the container.
 int fetchd_bus_message_read_bool(sd_bus_message *message, int *value);

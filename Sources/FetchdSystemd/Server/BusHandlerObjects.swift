@@ -42,7 +42,7 @@ extension BusServer {
             case .string(let text): fetchd_bus_append_string(reply, text)
             case .bool(let flag): fetchd_bus_append_bool(reply, flag ? 1 : 0)
             case .uint64(let number): fetchd_bus_append_uint64(reply, number)
-            case .int64, .strings: -EINVAL
+            case .int64, .strings, .double, .stringMap: -EINVAL
             }
         }, context)
     }

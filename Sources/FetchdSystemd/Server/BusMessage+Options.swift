@@ -29,7 +29,7 @@ extension BusMessage {
         case "as":
             try enter("v", "as")
             defer { _ = try? exit() }
-            return .strings(try readStringArray(limits: limits, key: key))
+            return .strings(try readStrings(limits: limits, what: "the option \"\(key)\""))
         case "a{ss}":
             try enter("v", "a{ss}")
             defer { _ = try? exit() }
@@ -61,7 +61,9 @@ extension BusMessage {
         }
     }
 
-    private func readStringArray(limits: BusOption.Limits, key: String) throws(BusError) -> [String] {
+    /// Reads an `as` (`what` names it in errors: "the option \"headers\""), refusing it when it
+    /// is larger than `limits`.
+    public func readStrings(limits: BusOption.Limits = .init(), what: String = "an array of strings") throws(BusError) -> [String] {
         var strings: [String] = []
         try enter("a", "s")
         while true {
@@ -69,14 +71,14 @@ extension BusMessage {
             var contents: UnsafePointer<CChar>?
             let result = fetchd_bus_message_peek(rawMessage, &type, &contents)
             guard result > 0 else {
-                if result < 0 { throw BusError(operation: "read the option \"\(key)\"", errno: result) }
+                if result < 0 { throw BusError(operation: "read \(what)", errno: result) }
                 break
             }
             guard strings.count < limits.elements else {
-                throw BusError(operation: "read the option \"\(key)\"", reason: "more than \(limits.elements) elements")
+                throw BusError(operation: "read \(what)", reason: "more than \(limits.elements) elements")
             }
             let string = try readString()
-            try Self.checkSize(string, limits, what: "an element of \"\(key)\"")
+            try Self.checkSize(string, limits, what: "an element of \(what)")
             strings.append(string)
         }
         try exit()

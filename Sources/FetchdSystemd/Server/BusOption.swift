@@ -33,3 +33,20 @@ public enum BusOption: Sendable, Equatable {
         public init() {}
     }
 }
+
+extension BusEntry.Value {
+    /// `option` as a value to send (a client sends what the server reads); nil for
+    /// `unsupported`, which names a type but holds no value to write.
+    public init?(_ option: BusOption) {
+        switch option {
+        case .bool(let value): self = .bool(value)
+        case .integer(let value): self = .int64(value)
+        case .unsigned(let value): self = .uint64(value)
+        case .double(let value): self = .double(value)
+        case .string(let value): self = .string(value)
+        case .strings(let values): self = .strings(values)
+        case .stringMap(let map): self = .stringMap(map)
+        case .unsupported: return nil
+        }
+    }
+}

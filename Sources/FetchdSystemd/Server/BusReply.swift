@@ -26,7 +26,7 @@ public enum BusReply: Sendable {
     func discard() { if case .descriptor(let fd, _) = self { _ = closeDescriptor(fd) } }
 }
 
-/// One entry of an `a{sv}` fetchd sends.
+/// One entry of an `a{sv}` fetchd sends: in a reply, or in a method call of the client library.
 public struct BusEntry: Sendable, Equatable {
     /// The value's D-Bus type.
     public enum Value: Sendable, Equatable {
@@ -40,6 +40,10 @@ public struct BusEntry: Sendable, Equatable {
         case bool(Bool)
         /// `as`.
         case strings([String])
+        /// `d`.
+        case double(Double)
+        /// `a{ss}`.
+        case stringMap([String: String])
     }
 
     /// The key.
@@ -95,9 +99,22 @@ extension BusReply {
             case .bool(let value): fetchd_bus_append_option_bool(message, entry.key, value ? 1 : 0)
             case .strings(let values):
                 CStrings.with(values) { fetchd_bus_append_option_strings(message, entry.key, $0, $1) }
+            case .double(let value): fetchd_bus_append_option_double(message, entry.key, value)
+            case .stringMap(let map): write(map, key: entry.key, into: message)
             }
         }
         return result < 0 ? result : fetchd_bus_close_container(message)
+    }
+
+    /// Writes the entry `key` holding `map` as an `a{ss}`, sorted by name: the same map is
+    /// always the same bytes on the bus.
+    private static func write(_ map: [String: String], key: String, into message: OpaquePointer) -> Int32 {
+        let pairs = map.sorted { $0.key < $1.key }
+        return CStrings.with(pairs.map(\.key)) { names, count in
+            CStrings.with(pairs.map(\.value)) { values, _ in
+                fetchd_bus_append_option_string_map(message, key, names, values, count)
+            }
+        }
     }
 }
 
