@@ -71,7 +71,7 @@ struct BusMethods: Sendable {
         if let qualified = RegisteredName(qualified: name) {
             let daemon = await coordinator.config.daemon
             guard qualified.uid == request.uid || RegisteredHandlers.caller(uid: request.uid, daemon: daemon) == .privileged else {
-                throw BusAPI.Failure.notPermitted("\"\(name)\" belongs to uid \(qualified.uid); only root and the control group may reach another uid's handlers")
+                throw BusAPI.Failure.notPermitted("\(BusAPI.Failure.quoted(name)) belongs to uid \(qualified.uid); only root and the control group may reach another uid's handlers")
             }
             return qualified
         }
@@ -100,7 +100,7 @@ struct BusMethods: Sendable {
         guard fd >= 0 else {
             // Evicted or replaced between the two reads: as if there were none yet.
             if errno == ENOENT { throw BusAPI.Failure.noSnapshot(asked) }
-            throw BusAPI.Failure.failed("cannot open the snapshot of \"\(asked)\": \(String(cString: strerror(errno)))")
+            throw BusAPI.Failure.failed("cannot open the snapshot of \(BusAPI.Failure.quoted(asked)): \(String(cString: strerror(errno)))")
         }
         var entries: [BusEntry] = [
             BusEntry("version", .string(metadata.version)),
@@ -142,7 +142,7 @@ struct BusMethods: Sendable {
     }
 
     private static func badName(_ name: String) -> BusReplyError {
-        BusAPI.Failure.invalidArguments("\"\(name)\" is not a handler name: \(HandlerName.problem(with: name) ?? "it is not valid")")
+        BusAPI.Failure.invalidArguments("\(BusAPI.Failure.quoted(name)) is not a handler name: \(HandlerName.problem(with: name) ?? "it is not valid")")
     }
 
     private static func failure(_ problem: FetchCoordinator.RegistrationProblem, name: String) -> BusReplyError {

@@ -37,7 +37,7 @@ extension BusMessage {
             try enter("a", "{ss}")
             while try enterIfPresent("e", "ss") {
                 guard map.count < limits.elements else {
-                    throw BusError(operation: "read the option \"\(key)\"", reason: "more than \(limits.elements) entries")
+                    throw BusError(operation: "read the option \"\(key)\"", reason: "\"\(key)\" has more than \(limits.elements) entries")
                 }
                 let name = try readString(), value = try readString()
                 try Self.checkSize(name, limits, what: "a name in \"\(key)\"")
@@ -73,7 +73,7 @@ extension BusMessage {
                 break
             }
             guard strings.count < limits.elements else {
-                throw BusError(operation: "read the option \"\(key)\"", reason: "more than \(limits.elements) elements")
+                throw BusError(operation: "read the option \"\(key)\"", reason: "\"\(key)\" has more than \(limits.elements) elements")
             }
             let string = try readString()
             try Self.checkSize(string, limits, what: "an element of \"\(key)\"")
