@@ -26,7 +26,7 @@ extension FetchCoordinator {
         case .failure(let refusal): throw .refused(refusal)
         }
         let row = StoredRegistration(uid: registration.name.uid, name: registration.name.base,
-                                     options: RegisteredHandlers.encode(registration.options), registeredAt: now)
+                                     options: registration.storedOptions, registeredAt: now)
         do {
             try state.registrations.save(row, limit: RegisteredHandlers.maxPerUID)
         } catch let limit as RegistrationTable.LimitReached {
