@@ -127,6 +127,10 @@ extension BusCallScript {
     struct Input {
         private let bytes: [UInt8]
         private var index = 0
+        /// What the values may still weigh, in bytes of strings and 16 per other value: a long
+        /// array of long arrays of long strings must not build gigabytes (the limits are far
+        /// below this).
+        private var budget = 1 << 18
 
         init(_ bytes: [UInt8]) { self.bytes = bytes }
 
@@ -170,7 +174,10 @@ extension BusCallScript {
                     Unicode.Scalar(max(byte(), 1))
                 }))
             default:
-                return String(repeating: "x", count: Self.longLengths[Int(choice) % Self.longLengths.count])
+                let length = Self.longLengths[Int(choice) % Self.longLengths.count]
+                guard budget >= length else { return "" }
+                budget -= length
+                return String(repeating: "x", count: length)
             }
         }
 
@@ -204,24 +211,30 @@ extension BusCallScript {
         /// A value of `kind`. A long array or dictionary repeats its first element (with keys
         /// made distinct), so a few bytes reach past the limits.
         mutating func value(of kind: Kind, depth: Int = 0) -> Value {
+            budget -= 16
             switch kind {
             case .basic(let code): return basic(code)
             case .variant: return .variant(value(of: self.kind(depth: depth + 1), depth: depth + 1))
             case .array(let element):
                 let count = count()
                 guard count > 0 else { return .array(element, []) }
+                let before = budget
                 let first = value(of: element, depth: depth + 1)
-                let rest = count > 6 ? Array(repeating: first, count: count - 1)
+                let rest = count > 6 ? Array(repeating: first, count: repeats(count - 1, costing: before - budget))
                                      : (1..<count).map { _ in value(of: element, depth: depth + 1) }
                 return .array(element, [first] + rest)
             case .dictionary(let key, let valueKind):
                 let count = count()
                 var entries: [(Value, Value)] = []
+                var cost = 0
                 for index in 0..<count {
                     if count > 6, index > 0, case .string("s", let name) = entries[0].0 {
+                        guard repeats(1, costing: cost) == 1 else { break }
                         entries.append((.string("s", name + "\(index)"), entries[0].1))
                     } else {
+                        let before = budget
                         entries.append((key == "s" ? .string("s", text(Self.keys)) : basic(key), value(of: valueKind, depth: depth + 1)))
+                        cost = before - budget
                     }
                 }
                 return .dictionary(key: key, value: valueKind, entries)
@@ -235,11 +248,15 @@ extension BusCallScript {
         mutating func options() -> Value {
             let count = count()
             var entries: [(Value, Value)] = []
+            var cost = 0
             for index in 0..<count {
                 if count > 6, index > 0, case .string(_, let key) = entries[0].0 {
+                    guard repeats(1, costing: cost) == 1 else { break }
                     entries.append((.string("s", key + "\(index)"), entries[0].1))
                     continue
                 }
+                let before = budget
+                defer { if index == 0 { cost = before - budget } }
                 let choice = byte()
                 let kind: Kind = switch choice % 8 {
                 case 0, 1: .basic("s")
@@ -252,6 +269,14 @@ extension BusCallScript {
                 entries.append((.string("s", text(Self.keys)), .variant(value(of: kind, depth: 1))))
             }
             return .dictionary(key: "s", value: .variant, entries)
+        }
+
+        /// How many of `count` copies of a value that cost `cost` the budget still allows
+        /// (taken from it).
+        private mutating func repeats(_ count: Int, costing cost: Int) -> Int {
+            let allowed = max(0, min(count, budget / max(cost, 1)))
+            budget -= allowed * max(cost, 1)
+            return allowed
         }
 
         private mutating func basic(_ code: Character) -> Value {
