@@ -181,6 +181,23 @@ struct DBusMisuseTests {
         try await fixture.expectUnhurt(["flood", "keep", "late"], "300 calls at once")
         await fixture.stop()
     }
+
+    /// 20,000 FetchNow calls while a fetch of the handler runs (its server never answers):
+    /// each is answered, and the daemon's memory stays where it was (each call used to leave a
+    /// task waiting for the fetch's end, about 10 KB apiece).
+    @Test func fetchNowWhileAFetchRunsHoldsNoMemory() async throws {
+        let fixture = try await Fixture()
+        let answers = try await fixture.misuse(["fetch-now-flood", "\(fixture.daemon.process.processIdentifier)"])
+        let flood = try #require(answers["flood"]?.reply, "\(answers)")
+        #expect(flood.first == "20000", "\(flood)")
+        let before = Int(answers["rss-before"]?.reply?.first ?? "") ?? 0, after = Int(answers["rss-after"]?.reply?.first ?? "") ?? 0
+        #expect(before > 0 && after > 0, "\(answers)")
+        // ASan's quarantine keeps freed memory: its resident size measures the sanitizer.
+        #expect(after - before < 30 * 1024 || SanitizerRun.isAddressSanitizer,
+                "resident memory grew from \(before / 1024) MiB to \(after / 1024) MiB over 20,000 FetchNow calls")
+        try await fixture.expectUnhurt(["keep", "slow"], "20,000 FetchNow calls during a fetch")
+        await fixture.stop()
+    }
 }
 
 extension DBusMisuseTests {
@@ -339,6 +356,50 @@ extension DBusMisuseTests {
             loop.run()
             show("counts", reply=[str(tally["answered"]), str(tally["limits"]), str(tally["other"]), tally["message"]])
 
+        def resident_kib(pid):
+            with open("/proc/%s/status" % pid) as status:
+                return next(line.split()[1] for line in status if line.startswith("VmRSS:"))
+
+        def fetch_now_flood(pid):
+            # A server that never answers (the kernel completes the connection, nobody reads),
+            # so the registered handler's first fetch runs until its deadline.
+            import socket
+            server = socket.socket()
+            server.bind(("127.0.0.1", 0))
+            server.listen(16)
+            bus = connect()
+            register(bus, "register-slow", "slow",
+                     options(url="http://127.0.0.1:%d/slow" % server.getsockname()[1], deadline="10m"))
+            DBusGMainLoop(set_as_default=True)
+            loop = GLib.MainLoop()
+            buses = [dbus.bus.BusConnection(ADDRESS, mainloop=DBusGMainLoop()) for _ in range(4)]
+            tally = {"sent": 0, "answered": 0, "failed": 0, "message": ""}
+            def send(count):
+                # At most 100 waiting at a time (dbus-daemon lets a connection wait for 128).
+                while tally["sent"] < count and tally["sent"] - tally["answered"] - tally["failed"] < 100:
+                    buses[tally["sent"] % 4].call_async(NAME, PATH, PATH_INTERFACE, "FetchNow", "sa{sv}",
+                                                        ("slow", no_options()), lambda *values: answered(count),
+                                                        lambda error: failed(count, error), timeout=60)
+                    tally["sent"] += 1
+                if tally["answered"] + tally["failed"] >= count:
+                    loop.quit()
+            def answered(count):
+                tally["answered"] += 1
+                send(count)
+            def failed(count, error):
+                tally["failed"] += 1
+                tally["message"] = error.get_dbus_name() + ": " + error.get_dbus_message()
+                send(count)
+            # A first thousand, so that the buffers they need are there before measuring.
+            send(1000)
+            loop.run()
+            show("rss-before", reply=[resident_kib(pid)])
+            tally.update(sent=0, answered=0)
+            send(20000)
+            loop.run()
+            show("rss-after", reply=[resident_kib(pid)])
+            show("flood", reply=[str(tally["answered"]), str(tally["failed"]), tally["message"]])
+
         def healthy(bus):
             call(bus, "list", "ListHandlers")
             call(bus, "status", "GetHandler", "s", "keep")
@@ -350,6 +411,7 @@ extension DBusMisuseTests {
         elif command == "disconnect": disconnect()
         elif command == "never-read": never_read()
         elif command == "flood": flood()
+        elif command == "fetch-now-flood": fetch_now_flood(sys.argv[2])
         elif command == "healthy": healthy(connect())
         """#
 }

@@ -7,6 +7,7 @@ import FetchdCore
 import FetchdSnapshots
 import FetchdSystemd
 import Foundation
+import Synchronization
 
 /// Carries out the methods of fetchd's D-Bus API against the coordinator: every request gets
 /// one reply, a value or a named error (`BusAPI.Failure`). A caller reaches only the handlers
@@ -15,6 +16,10 @@ import Foundation
 struct BusMethods: Sendable {
     /// The daemon's coordinator.
     let coordinator: FetchCoordinator
+    /// The handlers a `FetchNow` is starting or waiting on a fetch of.
+    private let fetchesAsked = FetchesAsked()
+
+    init(coordinator: FetchCoordinator) { self.coordinator = coordinator }
 
     /// The reply to `request`.
     func perform(_ request: BusRequest) async -> BusReply {
@@ -43,8 +48,16 @@ struct BusMethods: Sendable {
             case .fetchNow(let name):
                 let registered = try await loaded(name, request)
                 // The reply says the fetch started; its result comes with FetchCompleted (a D-Bus
-                // call times out after 25 s, and a fetch's deadline may be longer).
-                Task { [coordinator] in _ = await coordinator.fetch(registered.qualified, trigger: .manual) }
+                // call times out after 25 s, and a fetch's deadline may be longer). One task per
+                // handler: a FetchNow while one is under way joins it here, as it would join the
+                // fetch, instead of leaving a task waiting in memory until the fetch ends (20,000
+                // calls during a long fetch held 200 MB).
+                let qualified = registered.qualified
+                guard fetchesAsked.claim(qualified) else { return .empty }
+                Task { [coordinator, fetchesAsked] in
+                    _ = await coordinator.fetch(qualified, trigger: .manual)
+                    fetchesAsked.release(qualified)
+                }
                 return .empty
             case .openSnapshot(let name):
                 let registered = try await loaded(name, request)
@@ -154,4 +167,15 @@ struct BusMethods: Sendable {
         case .notStored(let reason): BusAPI.Failure.failed("fetchd could not store the change (\(reason)); nothing changed, try again")
         }
     }
+}
+
+/// The handlers a `FetchNow` task is under way for, at most one each.
+private final class FetchesAsked: Sendable {
+    private let names = Mutex(Set<String>())
+
+    /// Takes `name`; false when a task has it already.
+    func claim(_ name: String) -> Bool { names.withLock { $0.insert(name).inserted } }
+
+    /// Gives `name` back once its task is done.
+    func release(_ name: String) { names.withLock { _ = $0.remove(name) } }
 }
