@@ -12,7 +12,8 @@ import Testing
         let limits = BusOption.Limits()
         for words in ["At most \(limits.entries) entries", "at most \(limits.stringBytes) bytes",
                       "at most \(limits.elements) elements", "\(RegisteredHandlers.maxPerUID) handlers per uid",
-                      "\(BusService.maxCallsInFlight) at once", "answering \(BusService.maxCallsInFlight) calls already"] {
+                      "\(BusService.maxCallsInFlight) at once", "answering \(BusService.maxCallsInFlight) calls already",
+                      "Uses within \(Int(UseFolder.sessionSeconds / 60)) minutes of the last one recorded"] {
             #expect(page.contains(words), "fetchd-dbus(7) does not say \"\(words)\"")
         }
     }

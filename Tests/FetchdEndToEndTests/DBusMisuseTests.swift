@@ -198,6 +198,18 @@ struct DBusMisuseTests {
         try await fixture.expectUnhurt(["keep", "slow"], "20,000 FetchNow calls during a fetch")
         await fixture.stop()
     }
+
+    /// ReportUse 2,000 times in a loop: one session of use, recorded once (the usage model folds
+    /// uses within 5 minutes into one), not 2,000 rows each followed by a plan made again from
+    /// all of them.
+    @Test func reportUseInALoopIsOneUse() async throws {
+        let fixture = try await Fixture()
+        let answers = try await fixture.misuse(["report-use-loop", fixture.daemon.directory.file("state/state.sqlite")])
+        #expect(answers["reported"]?.reply?.first == "2000", "\(answers)")
+        #expect(answers["recorded"]?.reply == ["1"], "uses recorded for 2,000 ReportUse calls in a loop: \(answers)")
+        try await fixture.expectUnhurt(["keep"], "2,000 ReportUse calls")
+        await fixture.stop()
+    }
 }
 
 extension DBusMisuseTests {
@@ -400,6 +412,18 @@ extension DBusMisuseTests {
             show("rss-after", reply=[resident_kib(pid)])
             show("flood", reply=[str(tally["answered"]), str(tally["failed"]), tally["message"]])
 
+        def report_use_loop(database):
+            import sqlite3
+            bus = connect()
+            reported = 0
+            for index in range(2000):
+                bus.send_message_with_reply_and_block(message("ReportUse", "s", "keep"), 30)
+                reported += 1
+            show("reported", reply=[str(reported)])
+            with sqlite3.connect("file:%s?mode=ro" % database, uri=True) as db:
+                count = db.execute("SELECT COUNT(*) FROM usage_event WHERE handler = ?", ("keep@%d" % os.getuid(),)).fetchone()[0]
+            show("recorded", reply=[str(count)])
+
         def healthy(bus):
             call(bus, "list", "ListHandlers")
             call(bus, "status", "GetHandler", "s", "keep")
@@ -412,6 +436,7 @@ extension DBusMisuseTests {
         elif command == "never-read": never_read()
         elif command == "flood": flood()
         elif command == "fetch-now-flood": fetch_now_flood(sys.argv[2])
+        elif command == "report-use-loop": report_use_loop(sys.argv[2])
         elif command == "healthy": healthy(connect())
         """#
 }

@@ -18,6 +18,11 @@ struct BusMethods: Sendable {
     let coordinator: FetchCoordinator
     /// The handlers a `FetchNow` is starting or waiting on a fetch of.
     private let fetchesAsked = FetchesAsked()
+    /// `ReportUse` calls closer together than the usage model's session are one use, recorded
+    /// once (as the watchers fold reads and unlocks): each recorded use is a row kept for 60 days
+    /// and a plan made again from every use, so 6,000 calls in a loop made each take 40 ms of the
+    /// coordinator's time, and the next ones more.
+    private let uses = UseFolder()
 
     init(coordinator: FetchCoordinator) { self.coordinator = coordinator }
 
@@ -43,7 +48,9 @@ struct BusMethods: Sendable {
                 return .dictionary(Self.entries(of: status))
             case .reportUse(let name):
                 let registered = try await loaded(name, request)
-                _ = await coordinator.recordUse(registered.qualified, source: .explicit)
+                if uses.startsSession(registered.qualified, at: Date()) {
+                    _ = await coordinator.recordUse(registered.qualified, source: .explicit)
+                }
                 return .empty
             case .fetchNow(let name):
                 let registered = try await loaded(name, request)
