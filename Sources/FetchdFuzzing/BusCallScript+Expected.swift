@@ -4,7 +4,7 @@ import FetchdDaemon
 /// What fetchd-dbus(7) says a call must read as, worked out from the values the script
 /// appended rather than from the message: the decoder's specification, written a second time.
 extension BusCallScript {
-    /// The request a call reads as, or the words one of which its refusal must hold.
+    /// The request a call reads as, or the words one of which its refusal must start with.
     enum Expected {
         case request(BusRequest.Method)
         case refused([String])

@@ -11,7 +11,7 @@ extension FuzzTarget {
     /// handler file's values), and a registration's options made into a handler under both
     /// callers' rules. What the call must read as is worked out beside it from the values
     /// appended (`BusCallScript.expected`), and the two must agree: the request, or a refusal
-    /// named `InvalidArguments` that says what was wrong.
+    /// named `InvalidArguments` that starts with what was wrong.
     static func busCall(_ data: Data) {
         let script = BusCallScript(Array(data))
         guard let message = script.message() else { return }
@@ -26,7 +26,9 @@ extension FuzzTarget {
             if case .register(let name, let options) = request.method { register(name, options, uid: script.uid) }
         case (.failure(let error), .refused(let reasons)):
             precondition(error.name == "org.fetchd.Fetchd1.Error.InvalidArguments", "\(script.member): \(error.name): \(error.message)")
-            precondition(reasons.contains { error.message.contains($0) },
+            // Each expected reason is how the message starts (bytes compared: Foundation's
+            // search took seconds over 64 reasons of 16 KiB).
+            precondition(reasons.contains { error.message.utf8.starts(with: $0.utf8) },
                          "\(script.member) refused with \"\(error.message.prefix(500))\", expected one of \(reasons)")
         case (.success(let request), .refused(let reasons)):
             preconditionFailure("\(script.member) read as \(request.method), expected a refusal saying one of \(reasons)")
