@@ -34,7 +34,7 @@ SWIFT_FOLDER_FLAGS ?=
 RELEASE_BUILD = $(SWIFT) build -c release $(RELEASE_FLAGS) $(SWIFT_FOLDER_FLAGS)
 
 .PHONY: all deps test-deps install-packages build run status man man-check deb test test-asan test-tsan bench-http bench-idle bench-dbus bench-config bench-compare bench-package bench-async-shape bench-transfer \
-	bench-planner bench-learning fuzz fuzz-build fuzz-config fuzz-trace fuzz-control fuzz-headers fuzz-push fuzz-json crash-states io-faults soak soak-plot torture release install uninstall clean
+	bench-planner bench-learning fuzz fuzz-build fuzz-config fuzz-trace fuzz-control fuzz-headers fuzz-push fuzz-json fuzz-dbus crash-states io-faults soak soak-plot torture release install uninstall clean
 
 all: build
 
@@ -261,8 +261,10 @@ bench-planner: deps
 # libFuzzer on every parser of bytes fetchd did not write (Sources/FetchdFuzzing): the config
 # loader (FETCHD_FUZZ=config), the usage-trace parser with the planner behind it (trace), the
 # control protocol's request lines (control), response headers as a server sends them (headers),
-# raw requests to a real push listener on loopback (push) and the JSON read back from disk,
-# meta.json and the transfer resume record (json); FUZZ_SECONDS each, seeded from the shipped
+# raw requests to a real push listener on loopback (push), the JSON read back from disk,
+# meta.json and the transfer resume record (json), and D-Bus method calls (dbus: each input
+# built value by value into a real sd-bus message, read as the daemon reads a call, and checked
+# against what fetchd-dbus(7) says it must read as); FUZZ_SECONDS each, seeded from the shipped
 # config, the broken-config fixtures, the traces and Tests/Fuzz/<target> (which `make test`
 # replays: FuzzSeedTests). A crash stops the run and leaves its input in .build-fuzz/crash-*;
 # make it a seed (or a broken fixture) once fixed. Leak checks are off: TOMLKit and Foundation
@@ -273,7 +275,7 @@ bench-planner: deps
 # FUZZ_SECONDS of wall time).
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD := .build-fuzz
-FUZZ_TARGETS := config trace control headers push json
+FUZZ_TARGETS := config trace control headers push json dbus
 FUZZ_SEEDS_config := config Tests/FetchdConfigTests/Fixtures/broken
 FUZZ_SEEDS_trace := Tests/FetchdPlannerTests/Traces
 FUZZ_RUN = SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 $(FUZZ_BUILD)/debug/fetchd-fuzz -detect_leaks=0 \
@@ -298,8 +300,8 @@ $(addprefix fuzz-,$(FUZZ_TARGETS)): fuzz-%: fuzz-build
 # handlers forking 1,000 children, endless output, RLIMIT_NOFILE lowered 100 times); the soak
 # (200 handlers for TORTURE_SOAK_MINUTES against a loopback server, a day's schedule every 20
 # minutes, its curve in bench/results/soak-DATE.json and .svg; TORTURE_SOAK_MINUTES=120 is the
-# long option, held to a plateau after its first hour); then the six fuzzers, three at a time, 10 minutes
-# each (about 73 minutes in all on 2 cores). `make test` runs short versions of the kill, disk-full,
+# long option, held to a plateau after its first hour); then the seven fuzzers, three at a time, 10 minutes
+# each (about 83 minutes in all on 2 cores). `make test` runs short versions of the kill, disk-full,
 # clock, reload, exhaustion and soak runs (KillTortureTests, DiskFullTests, FaultTortureTests).
 # The long soak alone, on the release build as a service runs it: SOAK_MINUTES of real time (two
 # hours unless set), then its curves drawn (bench/soak_plot.py, Debian's matplotlib) beside its

@@ -163,7 +163,7 @@ let package = Package(
             name: "FetchdFuzzing",
             dependencies: [
                 "FetchdConfig", "FetchdPlanner", "FetchdControl", "FetchdCore", "CurlKit", "FetchdHandlers",
-                "FetchdSnapshots", "FetchdPush",
+                "FetchdSnapshots", "FetchdPush", "FetchdDaemon", "FetchdSystemd",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -1,4 +1,5 @@
 import FetchdCore
+import Foundation
 import TOMLKit
 
 /// A handler an application asks for over D-Bus (`RegisterHandler`): its name in the caller's
@@ -126,6 +127,19 @@ public struct Registration: Sendable, Equatable {
             problems.map { problem in problem.key.map { "\($0): \(problem.message)" } ?? problem.message }
                 .joined(separator: "\n")
         }
+    }
+
+    /// The options as the state database keeps them: JSON, keys sorted. Read back with
+    /// `options(stored:)` at every start, so what was accepted must read back the same.
+    public var storedOptions: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return (try? encoder.encode(options)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    /// Options kept as `storedOptions` wrote them; nil when they cannot be read.
+    public static func options(stored: String) -> [String: Value]? {
+        try? JSONDecoder().decode([String: Value].self, from: Data(stored.utf8))
     }
 
     /// Where problems of a registration say they come from.

@@ -3,8 +3,8 @@ import FetchdCore
 /// What one uid may hold through handlers registered over D-Bus (the `dbus_max_*` keys of the
 /// main file). Every quota is a reservation checked when a handler is registered: what a uid's
 /// handlers may keep, download and fetch is bounded before they fetch, so no quota needs
-/// enforcing mid-fetch. Root and `control_group` are not held to them. Lowering one keeps the
-/// registrations already made; it applies to the next.
+/// enforcing mid-fetch. Root and `control_group` are held to the handler count alone (by the
+/// state database). Lowering one keeps the registrations already made; it applies to the next.
 public struct RegistrationQuota: Sendable, Equatable {
     /// Handlers per uid (`dbus_max_handlers`).
     public var handlers = Defaults.dbusMaxHandlers

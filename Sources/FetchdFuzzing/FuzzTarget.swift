@@ -24,6 +24,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// The JSON fetchd reads back from disk: a snapshot's `meta.json` and a transfer's resume
     /// record (an input as each).
     case json
+    /// Method calls of the D-Bus API (`BusCallScript`: built from the input value by value, then
+    /// read as the daemon reads a call), and a registration's options made into a handler.
+    case dbus
 
     /// Runs one input.
     public func run(_ data: Data) {
@@ -34,6 +37,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .headers: Self.headers(data)
         case .push: PushHarness.shared.exchange(Array(data))
         case .json: Self.json(data)
+        case .dbus: Self.busCall(data)
         }
     }
 
@@ -43,7 +47,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         switch self {
         case .config: ["config", "Tests/FetchdConfigTests/Fixtures/broken"]
         case .trace: ["Tests/FetchdPlannerTests/Traces"]
-        case .control, .headers, .push, .json: ["Tests/Fuzz/\(rawValue)"]
+        case .control, .headers, .push, .json, .dbus: ["Tests/Fuzz/\(rawValue)"]
         }
     }
 }

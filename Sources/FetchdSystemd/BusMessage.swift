@@ -100,7 +100,10 @@ public final class BusMessage {
         var contents: UnsafePointer<CChar>?
         try check(fetchd_bus_message_peek(message, &type, &contents), "look at a variant")
         let signature = contents.map { String(cString: $0) } ?? ""
-        guard signature.count == 1, let basic = signature.first else {
+        // Anything else is skipped whole: one-character types included (`v`, `h`), which
+        // entering and leaving unread would leave the message inside the variant (sd-bus
+        // refuses to leave a variant before its end, EBUSY).
+        guard signature.count == 1, let basic = signature.first, "bsogtdynqiux".contains(basic) else {
             try check(fetchd_bus_message_skip(message, "v"), "skip a variant")
             return .other(signature: signature)
         }
@@ -117,12 +120,10 @@ public final class BusMessage {
             var value = 0.0
             try check(fetchd_bus_message_read_double(message, &value), "read a double")
             return .double(value)
-        case "y", "n", "q", "i", "u", "x":
+        default:  // y, n, q, i, u, x
             var value: Int64 = 0
             try check(fetchd_bus_message_read_int64(message, CChar(basic), &value), "read an integer (\(basic))")
             return .integer(value)
-        default:
-            return .other(signature: signature)
         }
     }
 

@@ -149,7 +149,7 @@ struct DBusAPITests {
                          "fetches per day: 1 asked, 0 of 2 left"] {
             #expect(third.output.contains(expected), "\(third.output)")
         }
-        // Root is not held to them.
+        // Root is held to the handler count alone.
         #expect(try await bus.run(["register", "c", "http://203.0.113.9/c"]).output == "c@0\n")
         // Each registration's first fetch (failed: no network here) counts; then FetchNow is refused.
         #expect(await eventually(timeoutSeconds: 15, pollMilliseconds: 200) {

@@ -11,6 +11,7 @@
 #include <systemd/sd-bus.h>
 #include "CSystemdServer.h"
 #include "CSystemdPolkit.h"
+#include "CSystemdDraft.h"
 
 /// Opens a connection to the system bus (`DBUS_SYSTEM_BUS_ADDRESS` if set, else the standard
 /// socket) or the user's bus, with `method_timeout_usec` as the limit of every blocking call on it

@@ -1,3 +1,4 @@
+import FetchdCore
 import FetchdSystemd
 
 /// The names of fetchd's D-Bus API (fetchd-dbus(7)), version 1: a new major version gets new
@@ -26,7 +27,7 @@ enum BusAPI {
         }
         /// No handler of that name is registered for the caller.
         static func notFound(_ name: String) -> BusReplyError {
-            named("NotFound", "no handler \"\(name)\" is registered for you; RegisterHandler it first (ListHandlers shows yours)")
+            named("NotFound", "no handler \(quoted(name)) is registered for you; RegisterHandler it first (ListHandlers shows yours)")
         }
         /// The caller may not do this.
         static func notPermitted(_ message: String) -> BusReplyError {
@@ -38,11 +39,19 @@ enum BusAPI {
         }
         /// The handler has no snapshot yet.
         static func noSnapshot(_ name: String) -> BusReplyError {
-            named("NoSnapshot", "\"\(name)\" has no snapshot yet; call FetchNow and wait for FetchCompleted with newData")
+            named("NoSnapshot", "\(quoted(name)) has no snapshot yet; call FetchNow and wait for FetchCompleted with newData")
         }
         /// Something on fetchd's side failed (the state database, the cache).
         static func failed(_ message: String) -> BusReplyError {
             named("Failed", message)
+        }
+
+        /// A name a caller sent, in quotes, as a message shows it: a name too long to be one
+        /// (a megabyte, say) is cut, so a refusal is never larger than what was refused.
+        static func quoted(_ name: String) -> String {
+            let shown = HandlerName.maxLength + 16
+            guard name.count > shown else { return "\"\(name)\"" }
+            return "\"\(name.prefix(shown))...\" (\(name.utf8.count) bytes)"
         }
 
         /// The error `org.fetchd.Fetchd1.Error.SUFFIX`.

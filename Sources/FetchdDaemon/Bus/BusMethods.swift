@@ -7,6 +7,7 @@ import FetchdCore
 import FetchdSnapshots
 import FetchdSystemd
 import Foundation
+import Synchronization
 
 /// Carries out the methods of fetchd's D-Bus API against the coordinator: every request gets
 /// one reply, a value or a named error (`BusAPI.Failure`). A caller reaches only the handlers
@@ -17,6 +18,18 @@ struct BusMethods: Sendable {
     let coordinator: FetchCoordinator
     /// What polkit allows, on the system bus.
     let polkit: PolkitAuthority
+    /// The handlers a `FetchNow` is starting or waiting on a fetch of.
+    private let fetchesAsked = FetchesAsked()
+    /// `ReportUse` calls closer together than the usage model's session are one use, recorded
+    /// once (as the watchers fold reads and unlocks): each recorded use is a row kept for 60 days
+    /// and a plan made again from every use, so 6,000 calls in a loop made each take 40 ms of the
+    /// coordinator's time, and the next ones more.
+    private let uses = UseFolder()
+
+    init(coordinator: FetchCoordinator, polkit: PolkitAuthority) {
+        self.coordinator = coordinator
+        self.polkit = polkit
+    }
 
     /// The reply to `request`.
     func perform(_ request: BusRequest) async -> BusReply {
@@ -43,14 +56,24 @@ struct BusMethods: Sendable {
                 return .objectPath(HandlerObjects.path(of: try await loaded(name, request)))
             case .reportUse(let name):
                 let registered = try await loaded(name, request)
-                _ = await coordinator.recordUse(registered.qualified, source: .explicit)
+                if uses.startsSession(registered.qualified, at: Date()) {
+                    _ = await coordinator.recordUse(registered.qualified, source: .explicit)
+                }
                 return .empty
             case .fetchNow(let name):
                 let registered = try await loaded(name, request)
                 try await checkFetchQuota(of: registered.uid, request)
                 // The reply says the fetch started; its result comes with FetchCompleted (a D-Bus
-                // call times out after 25 s, and a fetch's deadline may be longer).
-                Task { [coordinator] in _ = await coordinator.fetch(registered.qualified, trigger: .manual) }
+                // call times out after 25 s, and a fetch's deadline may be longer). One task per
+                // handler: a FetchNow while one is under way joins it here, as it would join the
+                // fetch, instead of leaving a task waiting in memory until the fetch ends (20,000
+                // calls during a long fetch held 200 MB).
+                let qualified = registered.qualified
+                guard fetchesAsked.claim(qualified) else { return .empty }
+                Task { [coordinator, fetchesAsked] in
+                    _ = await coordinator.fetch(qualified, trigger: .manual)
+                    fetchesAsked.release(qualified)
+                }
                 return .empty
             case .openSnapshot(let name):
                 let registered = try await loaded(name, request)
@@ -79,9 +102,9 @@ struct BusMethods: Sendable {
             guard qualified.uid == request.uid || RegisteredHandlers.caller(uid: request.uid, daemon: daemon) == .privileged else {
                 // On the system bus polkit may let an administrator in; elsewhere nobody else.
                 guard polkit.decides else {
-                    throw BusAPI.Failure.notPermitted("\"\(name)\" belongs to uid \(qualified.uid); only root and the control group may reach another uid's handlers")
+                    throw BusAPI.Failure.notPermitted("\(BusAPI.Failure.quoted(name)) belongs to uid \(qualified.uid); only root and the control group may reach another uid's handlers")
                 }
-                try await polkit.require(BusAPI.Action.manageAll, request, doing: "reach \"\(name)\", a handler of uid \(qualified.uid)")
+                try await polkit.require(BusAPI.Action.manageAll, request, doing: "reach \(BusAPI.Failure.quoted(name)), a handler of uid \(qualified.uid)")
                 return qualified
             }
             return qualified
@@ -121,7 +144,7 @@ struct BusMethods: Sendable {
         guard fd >= 0 else {
             // Evicted or replaced between the two reads: as if there were none yet.
             if errno == ENOENT { throw BusAPI.Failure.noSnapshot(asked) }
-            throw BusAPI.Failure.failed("cannot open the snapshot of \"\(asked)\": \(String(cString: strerror(errno)))")
+            throw BusAPI.Failure.failed("cannot open the snapshot of \(BusAPI.Failure.quoted(asked)): \(String(cString: strerror(errno)))")
         }
         var entries: [BusEntry] = [
             BusEntry("version", .string(metadata.version)),
@@ -164,7 +187,7 @@ struct BusMethods: Sendable {
     }
 
     private static func badName(_ name: String) -> BusReplyError {
-        BusAPI.Failure.invalidArguments("\"\(name)\" is not a handler name: \(HandlerName.problem(with: name) ?? "it is not valid")")
+        BusAPI.Failure.invalidArguments("\(BusAPI.Failure.quoted(name)) is not a handler name: \(HandlerName.problem(with: name) ?? "it is not valid")")
     }
 
     private static func failure(_ problem: FetchCoordinator.RegistrationProblem, name: String) -> BusReplyError {
@@ -175,4 +198,15 @@ struct BusMethods: Sendable {
         case .notStored(let reason): BusAPI.Failure.failed("fetchd could not store the change (\(reason)); nothing changed, try again")
         }
     }
+}
+
+/// The handlers a `FetchNow` task is under way for, at most one each.
+private final class FetchesAsked: Sendable {
+    private let names = Mutex(Set<String>())
+
+    /// Takes `name`; false when a task has it already.
+    func claim(_ name: String) -> Bool { names.withLock { $0.insert(name).inserted } }
+
+    /// Gives `name` back once its task is done.
+    func release(_ name: String) { names.withLock { _ = $0.remove(name) } }
 }

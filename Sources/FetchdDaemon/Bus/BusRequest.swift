@@ -3,10 +3,11 @@ import FetchdCore
 import FetchdSystemd
 
 /// A method call of fetchd's D-Bus API, read and checked on the bus's queue: what is asked,
-/// by whom. Reading it never touches the daemon's state; `BusMethods` carries it out.
-struct BusRequest: Sendable {
+/// by whom. Reading it never touches the daemon's state; `BusMethods` carries it out. Public for
+/// the D-Bus fuzz target (FetchdFuzzing), which reads every shape of call with it.
+public struct BusRequest: Sendable {
     /// What is asked.
-    enum Method: Sendable {
+    public enum Method: Sendable, Equatable {
         case register(name: String, options: [String: Registration.Value])
         case unregister(name: String)
         case list
@@ -18,13 +19,13 @@ struct BusRequest: Sendable {
     }
 
     /// What is asked.
-    let method: Method
+    public let method: Method
     /// The caller's uid, as the bus vouches for it.
-    let uid: UInt32
+    public let uid: UInt32
     /// The caller's unique connection name, which `FetchCompleted` is sent to.
-    let sender: String?
+    public let sender: String?
     /// Whether the caller lets polkit ask its user to authenticate.
-    let interactive: Bool
+    public let interactive: Bool
 
     /// Whether carrying it out changes the handlers in force.
     var changesHandlers: Bool {
@@ -36,15 +37,22 @@ struct BusRequest: Sendable {
 
     /// Reads `call`'s arguments; throws the error to answer with when they are not usable.
     init(_ call: BusIncomingCall) throws(BusReplyError) {
-        let arguments = call.arguments
-        let member = call.member
-        sender = call.sender
-        interactive = arguments.allowsInteractiveAuthorization
+        let uid: UInt32
         do throws(BusError) {
             uid = try call.senderUID()
         } catch {
             throw BusAPI.Failure.failed("fetchd could not learn who called (\(error)); try again")
         }
+        try self.init(call.arguments, uid: uid)
+    }
+
+    /// Reads the call `message` from `uid` (its member, sender and arguments).
+    public init(_ message: BusMessage, uid: UInt32) throws(BusReplyError) {
+        let arguments = message
+        let member = message.member ?? ""
+        sender = message.sender
+        interactive = message.allowsInteractiveAuthorization
+        self.uid = uid
         let name: String
         var options: [String: BusOption] = [:]
         do throws(BusError) {

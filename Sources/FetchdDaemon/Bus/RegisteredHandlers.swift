@@ -28,7 +28,7 @@ struct RegisteredHandlers {
         }
         return stored.compactMap { row in
             guard let name = RegisteredName(base: row.name, uid: row.uid),
-                  let options = try? JSONDecoder().decode([String: Registration.Value].self, from: Data(row.options.utf8))
+                  let options = Registration.options(stored: row.options)
             else {
                 logger.error("the registration \"\(row.name)\" of uid \(row.uid) in \(state.path) cannot be read; left out")
                 return nil
@@ -42,12 +42,5 @@ struct RegisteredHandlers {
                 return nil
             }
         }
-    }
-
-    /// `options` as stored.
-    static func encode(_ options: [String: Registration.Value]) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return (try? encoder.encode(options)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 }

@@ -32,9 +32,11 @@ extension FetchCoordinator {
             if !problems.isEmpty { throw .quotaExceeded(problems) }
         }
         let row = StoredRegistration(uid: registration.name.uid, name: registration.name.base,
-                                     options: RegisteredHandlers.encode(registration.options), registeredAt: now)
+                                     options: registration.storedOptions, registeredAt: now)
         do {
-            try state.registrations.save(row, limit: caller == .unprivileged ? quota.handlers : Int.max)
+            // The handler count holds root too: registrations are applications'; an
+            // administrator's handlers go in files.
+            try state.registrations.save(row, limit: quota.handlers)
         } catch let limit as RegistrationTable.LimitReached {
             throw .quotaExceeded(["you have \(limit.limit) handlers registered, the most a uid may (dbus_max_handlers); UnregisterHandler one first"])
         } catch {

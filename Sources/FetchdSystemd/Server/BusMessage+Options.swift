@@ -29,7 +29,7 @@ extension BusMessage {
         case "as":
             try enter("v", "as")
             defer { _ = try? exit() }
-            return .strings(try readStrings(limits: limits, what: "the option \"\(key)\""))
+            return .strings(try readStrings(limits: limits, what: "\"\(key)\""))
         case "a{ss}":
             try enter("v", "a{ss}")
             defer { _ = try? exit() }
@@ -37,7 +37,7 @@ extension BusMessage {
             try enter("a", "{ss}")
             while try enterIfPresent("e", "ss") {
                 guard map.count < limits.elements else {
-                    throw BusError(operation: "read the option \"\(key)\"", reason: "more than \(limits.elements) entries")
+                    throw BusError(operation: "read the option \"\(key)\"", reason: "\"\(key)\" has more than \(limits.elements) entries")
                 }
                 let name = try readString(), value = try readString()
                 try Self.checkSize(name, limits, what: "a name in \"\(key)\"")
@@ -61,7 +61,7 @@ extension BusMessage {
         }
     }
 
-    /// Reads an `as` (`what` names it in errors: "the option \"headers\""), refusing it when it
+    /// Reads an `as` (`what` names it in errors: "\"usage\"", an option's key), refusing it when it
     /// is larger than `limits`.
     public func readStrings(limits: BusOption.Limits = .init(), what: String = "an array of strings") throws(BusError) -> [String] {
         var strings: [String] = []
@@ -75,7 +75,7 @@ extension BusMessage {
                 break
             }
             guard strings.count < limits.elements else {
-                throw BusError(operation: "read \(what)", reason: "more than \(limits.elements) elements")
+                throw BusError(operation: "read \(what)", reason: "\(what) has more than \(limits.elements) elements")
             }
             let string = try readString()
             try Self.checkSize(string, limits, what: "an element of \(what)")
