@@ -1,5 +1,7 @@
 @testable import CurlKit
 import FetchdCore
+import FetchdTestSupport
+import Foundation
 import Testing
 
 /// `RedirectPolicy`'s address classes and its decisions, address by address (the daemon-level
@@ -53,5 +55,42 @@ struct RedirectPolicyClassTests {
         #expect(proxied.check(connectedAddress: "10.0.0.5") { "http://intranet/" }
                 == .refuse("http://intranet/ leads to 10.0.0.5, a private address, and the configured URL's host is not one"))
         #expect(proxied.check(connectedAddress: "127.0.0.1") { nil } == .refuse("the redirect's URL could not be read to check it"))
+    }
+
+    @Test func globalOnlyRefusesTheFirstConnectionToAnythingElse() {
+        var loopback = RedirectPolicy(url: "http://news.example/", viaProxy: false, globalOnly: true)
+        #expect(loopback.check(connectedAddress: "127.0.0.1") { nil } == .refuseAddress(
+            "127.0.0.1 is a loopback address; this handler may reach only addresses on the Internet at large"))
+        var global = RedirectPolicy(url: "http://news.example/", viaProxy: false, globalOnly: true)
+        #expect(global.check(connectedAddress: "93.184.216.34") { nil } == .allow)
+        #expect(global.check(connectedAddress: "10.0.0.5") { "http://intranet/" }
+                == .refuse("http://intranet/ leads to 10.0.0.5, a private address, and the configured URL's host is not one"))
+        // Behind a proxy the host as written decides; the proxy's own address does not.
+        var proxied = RedirectPolicy(url: "http://169.254.169.254/latest", viaProxy: true, globalOnly: true)
+        #expect(proxied.check(connectedAddress: "93.184.216.34") { nil } == .refuseAddress(
+            "the URL's host is a link-local address; this handler may reach only addresses on the Internet at large"))
+    }
+
+    /// Through libcurl: the refusal comes at the connection, before a request is sent, and the
+    /// same request without the flag is fetched.
+    @Test func aGlobalOnlyRequestToLoopbackFailsAtTheConnection() async throws {
+        let www = try TemporaryDirectory("fetchd-global-only")
+        try "local\n".write(toFile: www.file("x.txt"), atomically: true, encoding: .utf8)
+        let server = try TestHTTPServer.files(in: www.path)
+        defer { server.stop() }
+        let client = HTTPClient(limits: .init(maxConnections: 1, maxHostConnections: 1))
+        defer { client.shutdown() }
+        var request = HTTPRequest(url: server.url("/x.txt"), outputPath: www.file("out"), userAgent: "test",
+                                  timeoutMilliseconds: 10_000, maxBytes: 1000)
+        request.globalAddressesOnly = true
+        do {
+            _ = try await client.fetch(request)
+            Issue.record("a loopback server was fetched with globalAddressesOnly")
+        } catch {
+            #expect("\(error)".contains("forbidden address: 127.0.0.1 is a loopback address"), "\(error)")
+        }
+        #expect((try? String(contentsOfFile: www.file("out"), encoding: .utf8)) ?? "" == "", "nothing was written")
+        request.globalAddressesOnly = false
+        #expect(try await client.fetch(request).status == 200)
     }
 }
