@@ -136,14 +136,15 @@ public final class FetchdClient: Sendable {
     public func completions() -> AsyncStream<FetchCompleted> { feed.stream() }
 
     /// Calls `member` with `arguments` on fetchd and reads its reply on the connection's queue.
+    /// `path` and `interface` default to fetchd's object and interface.
     func call<Result: Sendable>(
-        _ member: String, _ arguments: [BusArgument],
+        _ member: String, _ arguments: [BusArgument], path: String = FetchdClient.path, interface: String = FetchdClient.interface,
         read: @escaping @Sendable (BusMessage) throws(BusError) -> Result
     ) async throws(FetchdError) -> Result {
         let feed = self.feed
         do {
             return try await listener.perform { connection throws(BusError) in
-                let reply = try connection.call(destination: Self.busName, path: Self.path, interface: Self.interface,
+                let reply = try connection.call(destination: Self.busName, path: path, interface: interface,
                                                 member: member, arguments: arguments)
                 feed.answered(by: reply.sender)
                 return try read(reply)

@@ -49,6 +49,10 @@ struct FetchdClientTests {
         let status = try await fetchd.handler("news")
         #expect(status["kind"] == .string("http") && status["last_result"] == .string("newData"), "\(status)")
         #expect(status["enabled"] == .bool(true))
+        let properties = try await fetchd.properties(of: "news")
+        #expect(properties["LastResult"] == .string("newData") && properties["Version"] == .string(fetched.version ?? "-"),
+                "\(properties)")
+        #expect(try await fetchd.handlerObject("news").hasPrefix("/org/fetchd/Fetchd1/handler/news_40"))
         try await fetchd.reportUse("news")
         try await fetchd.unregister("news")
         #expect(try await fetchd.handlers() == [])
