@@ -82,17 +82,25 @@ loop.run()
 """
 
 
-def start_dbus_client(root):
-    """A private dbus-daemon and a connected client; their processes, once connected."""
-    address = f"unix:path={root}/bus"
-    bus = subprocess.Popen(["dbus-daemon", "--session", f"--address={address}", "--nofork", "--nopidfile"],
+def start_bus(root):
+    """A private dbus-daemon, its socket there, before fetchd starts (which connects at once)."""
+    bus = subprocess.Popen(["dbus-daemon", "--session", f"--address=unix:path={root}/bus", "--nofork", "--nopidfile"],
                            stderr=subprocess.DEVNULL)
-    environment = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=address)
+    for _ in range(100):
+        if (root / "bus").exists():
+            return bus
+        time.sleep(0.05)
+    sys.exit("dbus-daemon did not start")
+
+
+def start_dbus_client(root):
+    """A client connected to fetchd on the bus at `root`; its process, once connected."""
+    environment = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=f"unix:path={root}/bus")
     for _ in range(100):
         client = subprocess.Popen(["/usr/bin/python3", "-c", DBUS_CLIENT], env=environment, stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         if client.stdout.readline().strip() == "connected":
-            return bus, client
+            return client
         client.wait()
         time.sleep(0.1)
     sys.exit("the D-Bus client never reached fetchd")
@@ -128,9 +136,10 @@ def main():
         write_config(root, args.handlers, "session" if args.dbus_client else None)
         environment = {key: value for key, value in os.environ.items()
                        if key not in ("INVOCATION_ID", "NOTIFY_SOCKET", "WATCHDOG_USEC", "LISTEN_FDS")}
+        bus = client = None
         if args.dbus_client:
             environment["DBUS_SESSION_BUS_ADDRESS"] = f"unix:path={root}/bus"
-        bus = client = None
+            bus = start_bus(root)
         daemon = subprocess.Popen([args.fetchd, "--config", str(root / "fetchd.toml")], env=environment,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
@@ -144,7 +153,7 @@ def main():
             else:
                 sys.exit(f"the first wake did not publish all {args.handlers} handlers in 120 s")
             if args.dbus_client:
-                bus, client = start_dbus_client(root)
+                client = start_dbus_client(root)
             time.sleep(5)  # the wake's tail: results recorded, plans made
             before = switches(daemon.pid)
             started = time.monotonic()
