@@ -43,6 +43,11 @@ public struct LoadedConfig: Sendable, Equatable {
         return config
     }
 
+    /// Whether a handler runs a program: an exec handler, or a transfer's `on_complete`.
+    public var runsPrograms: Bool {
+        handlers.contains { $0.kind == .exec || $0.transfer?.onComplete != nil }
+    }
+
     /// The handler named `name`, if it is loaded.
     public func handler(named name: String) -> HandlerConfig? { places[name].map { handlers[$0] } }
 

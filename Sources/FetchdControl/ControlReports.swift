@@ -30,6 +30,9 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public var pushListener: String?
     /// Where handler files are read from (`handlers_dir`): where to add one.
     public var handlersDirectory: String?
+    /// When handlers run programs and each cannot have a control group of its own: how they
+    /// run instead and what that costs; nil otherwise.
+    public var programIsolation: String?
 
     /// Creates a report.
     public init(daemonVersion: String, configFile: String?, startedAt: Date, handlers: [HandlerStatus],
@@ -44,7 +47,7 @@ public struct StatusReport: Codable, Sendable, Equatable {
     /// The wire's keys are the properties' names in snake_case (`ControlProtocol.encoder`);
     /// `handlers_dir` is the config key's name, and is written here as the name that converts to it.
     enum CodingKeys: String, CodingKey {
-        case daemonVersion, configFile, startedAt, handlers, configProblems, pushListener
+        case daemonVersion, configFile, startedAt, handlers, configProblems, pushListener, programIsolation
         case handlersDirectory = "handlersDir"
     }
 }

@@ -41,8 +41,10 @@ public struct Daemon {
         }
         // Programs a killed fetchd left in their control groups end here, before any new one starts.
         ProgramCgroup.removeLeftovers()
-        if case .processGroups = ProgramCgroup.placement, ProcessInfo.processInfo.environment["INVOCATION_ID"] != nil {
-            logger.notice("\(ProgramCgroup.placement)")  // a unit without Delegate=yes
+        // Said once a start where it matters: programs that cannot each have a control group
+        // may outlive their deadline (fetchctl status says it too).
+        if case .processGroups = ProgramCgroup.placement, config.runsPrograms {
+            logger.warning("\(ProgramCgroup.placement)")
         } else {
             logger.debug("\(ProgramCgroup.placement)")
         }

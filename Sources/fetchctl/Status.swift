@@ -71,6 +71,7 @@ struct Status: ParsableCommand {
             }
         }
         if let listener = status.pushListener { print("\npush listener: http://\(listener)/push/NAME") }
+        if let isolation = status.programIsolation { print(TerminalText.visible("\nwarning: \(isolation)")) }
         if !status.configProblems.isEmpty {
             print("\nconfig problems:")
             status.configProblems.forEach { problem in

@@ -1,6 +1,7 @@
 import FetchdConfig
 import FetchdControl
 import FetchdCore
+import FetchdHandlers
 import FetchdPlanner
 import FetchdSnapshots
 import FetchdState
@@ -79,6 +80,9 @@ struct StatusView {
                                   startedAt: instance.startedAt, handlers: handlers, configProblems: problems)
         report.pushListener = instance.pushListenerAddress
         report.handlersDirectory = config.handlersDirectory
+        if case .processGroups = ProgramCgroup.placement, config.runsPrograms {
+            report.programIsolation = ProgramCgroup.placement.description
+        }
         return report
     }
 
