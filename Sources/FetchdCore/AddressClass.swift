@@ -18,6 +18,12 @@ public enum AddressClass: String, Equatable, Sendable {
     case privateNetwork = "private"
     /// 100.64/10.
     case shared = "shared (carrier-grade NAT)"
+    /// The other ranges the IANA special-purpose registries mark not globally reachable, and
+    /// multicast: 192.0.0/24, the documentation ranges (192.0.2/24, 198.51.100/24,
+    /// 203.0.113/24, 2001:db8::/32, 3fff::/20), benchmarking (198.18/15), the 6to4 relay
+    /// anycast (192.88.99/24), 240/4 and the broadcast address, 224/4, 64:ff9b:1::/48,
+    /// 100::/64, 2001::/23, 5f00::/16 and ff00::/8. No server on the Internet at large is there.
+    case specialPurpose = "special-purpose"
     /// Anything else: reachable from the Internet at large.
     case global
 
@@ -60,8 +66,24 @@ public enum AddressClass: String, Equatable, Sendable {
         case (10, _), (172, 16...31), (192, 168): .privateNetwork
         case (100, 64...127): .shared
         case (169, 254): .linkLocal
+        case (192, 0) where b[2] == 0 || b[2] == 2, (192, 88) where b[2] == 99, (198, 18...19), (198, 51) where b[2] == 100,
+             (203, 0) where b[2] == 113, (224...255, _):
+            .specialPurpose
         default: .global
         }
+    }
+
+    /// The IPv6 special-purpose ranges that are not globally reachable (see `specialPurpose`).
+    private static func isSpecialPurpose(ipv6 b: [UInt8]) -> Bool {
+        let word0 = UInt16(b[0]) << 8 | UInt16(b[1]), word1 = UInt16(b[2]) << 8 | UInt16(b[3])
+        let word2 = UInt16(b[4]) << 8 | UInt16(b[5])
+        return b[0] == 0xff                                              // ff00::/8, multicast
+            || (word0 == 0x0064 && word1 == 0xff9b && word2 == 0x0001)  // 64:ff9b:1::/48, local-use NAT64
+            || (word0 == 0x0100 && b[2..<8].allSatisfy { $0 == 0 })      // 100::/64, discard-only
+            || (word0 == 0x2001 && word1 < 0x0200)                       // 2001::/23, IETF protocol assignments
+            || (word0 == 0x2001 && word1 == 0x0db8)                      // 2001:db8::/32, documentation
+            || (word0 == 0x3fff && word1 < 0x1000)                       // 3fff::/20, documentation
+            || word0 == 0x5f00                                           // 5f00::/16, SRv6 SIDs
     }
 
     private static func of(ipv6 b: [UInt8]) -> AddressClass {
@@ -78,6 +100,7 @@ public enum AddressClass: String, Equatable, Sendable {
         if b[0] == 0xfe, b[1] & 0xc0 == 0x80 { return .linkLocal }       // fe80::/10
         if b[0] == 0xfe, b[1] & 0xc0 == 0xc0 { return .privateNetwork }  // fec0::/10, site-local (deprecated)
         if b[0] & 0xfe == 0xfc { return .privateNetwork }                // fc00::/7, unique local
+        if isSpecialPurpose(ipv6: b) { return .specialPurpose }
         return .global
     }
 }

@@ -15,7 +15,15 @@ struct RedirectPolicyClassTests {
         ("10.0.0.1", "private"), ("172.16.0.1", "private"), ("172.31.255.255", "private"), ("192.168.1.1", "private"),
         ("fc00::1", "private"), ("fd12:3456::1", "private"), ("::ffff:10.1.2.3", "private"),
         ("100.64.0.1", "shared (carrier-grade NAT)"), ("100.127.255.255", "shared (carrier-grade NAT)"),
-        ("172.32.0.1", "global"), ("100.128.0.1", "global"), ("8.8.8.8", "global"), ("2001:db8::1", "global"),
+        ("172.32.0.1", "global"), ("100.128.0.1", "global"), ("8.8.8.8", "global"), ("2a00:1450::1", "global"),
+        ("192.0.0.8", "special-purpose"), ("192.0.2.1", "special-purpose"), ("198.18.0.1", "special-purpose"),
+        ("198.19.255.255", "special-purpose"), ("198.51.100.7", "special-purpose"), ("203.0.113.7", "special-purpose"),
+        ("192.88.99.1", "special-purpose"), ("240.0.0.1", "special-purpose"), ("255.255.255.255", "special-purpose"),
+        ("224.0.0.1", "special-purpose"), ("198.20.0.1", "global"), ("192.0.3.1", "global"), ("203.0.114.1", "global"),
+        ("64:ff9b:1::a00:1", "special-purpose"), ("100::1", "special-purpose"), ("2001::1", "special-purpose"),
+        ("2001:1ff::1", "special-purpose"), ("2001:200::1", "global"), ("2001:db8::1", "special-purpose"),
+        ("3fff::1", "special-purpose"), ("3fff:1000::1", "global"), ("5f00::1", "special-purpose"), ("ff02::1", "special-purpose"),
+        ("::ffff:203.0.113.7", "special-purpose"),
         ("::ffff:8.8.8.8", "global"), ("192.169.0.1", "global"),
     ])
     func eachAddressHasItsClass(address: String, expected: String) {

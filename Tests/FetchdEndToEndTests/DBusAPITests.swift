@@ -139,18 +139,18 @@ struct DBusAPITests {
         let daemon = try await bus.daemon(extraMain: "dbus_max_handlers = 2\ndbus_max_fetches_per_day = 2\ndbus_max_bytes = 6000000",
                                           offline: true)
         for name in ["a", "b"] {
-            let registered = try await bus.run(["register", name, "http://203.0.113.9/\(name)", "budget=1/day", "max_bytes=1000000"],
+            let registered = try await bus.run(["register", name, "http://\(RemoteAddresses.unreachable)/\(name)", "budget=1/day", "max_bytes=1000000"],
                                                asNobody: true)
             #expect(registered.output == "\(name)@65534\n", "\(registered.output)")
         }
-        let third = try await bus.run(["register", "c", "http://203.0.113.9/c", "budget=1/day", "max_bytes=1000000"], asNobody: true)
+        let third = try await bus.run(["register", "c", "http://\(RemoteAddresses.unreachable)/c", "budget=1/day", "max_bytes=1000000"], asNobody: true)
         #expect(third.output.hasPrefix("ERROR org.fetchd.Fetchd1.Error.QuotaExceeded:"), "\(third.output)")
         for expected in ["(dbus_max_handlers = 2)", "cache bytes (max_bytes × retain): 3000000 asked, 0 of 6000000 left",
                          "fetches per day: 1 asked, 0 of 2 left"] {
             #expect(third.output.contains(expected), "\(third.output)")
         }
         // Root is held to the handler count alone.
-        #expect(try await bus.run(["register", "c", "http://203.0.113.9/c"]).output == "c@0\n")
+        #expect(try await bus.run(["register", "c", "http://\(RemoteAddresses.unreachable)/c"]).output == "c@0\n")
         // Each registration's first fetch (failed: no network here) counts; then FetchNow is refused.
         #expect(await eventually(timeoutSeconds: 15, pollMilliseconds: 200) {
             let a = try? await bus.run(["status", "a"], asNobody: true), b = try? await bus.run(["status", "b"], asNobody: true)

@@ -8,8 +8,8 @@ import Glibc
 #endif
 
 /// Where a server may redirect fetchd, through the real daemon (`fetchd --once`) in a network
-/// namespace of the test's own: `lo` there also holds a "remote" address (203.0.113.7, a
-/// documentation range: global for the policy), a second one (203.0.113.8), link-local
+/// namespace of the test's own: `lo` there also holds a "remote" address (`RemoteAddresses.first`,
+/// global for the policy), a second one (`RemoteAddresses.second`), link-local
 /// 169.254.169.254 (a cloud's metadata service), private 10.1.2.3, shared 100.64.1.1 and
 /// unique-local fd00::7. One server listens on every address at port 9000: `/goto/URL` answers
 /// 302 to URL, `/secret` is what only the machine itself should reach.
@@ -53,6 +53,8 @@ struct RedirectPolicyTests {
         ("private", "http://10.1.2.3:9000/secret", "10.1.2.3, a private"),
         ("shared", "http://100.64.1.1:9000/secret", "100.64.1.1, a shared (carrier-grade NAT)"),
         ("unique-local", "http://[fd00::7]:9000/secret", "fd00::7, a private"),
+        ("benchmarking", "http://198.18.0.7:9000/secret", "198.18.0.7, a special-purpose"),
+        ("documentation", "http://203.0.113.7:9000/secret", "203.0.113.7, a special-purpose"),
     ]
 
     @Test(.enabled(if: RedirectPolicyTests.canRun, "needs root, unshare and ip to make a network namespace"))
@@ -62,7 +64,7 @@ struct RedirectPolicyTests {
             [[handler]]
             name = "\(handler.name)"
             kind = "http"
-            url = "http://203.0.113.7:9000/goto/\(handler.target)"
+            url = "http://\(RemoteAddresses.first):9000/goto/\(handler.target)"
 
             """
         }
@@ -71,7 +73,7 @@ struct RedirectPolicyTests {
             [[handler]]
             name = "global-to-global"
             kind = "http"
-            url = "http://203.0.113.7:9000/goto/http://203.0.113.8:9000/secret"
+            url = "http://\(RemoteAddresses.first):9000/goto/http://\(RemoteAddresses.second):9000/secret"
 
             [[handler]]
             name = "private-to-private"
@@ -87,7 +89,7 @@ struct RedirectPolicyTests {
         let setup = """
             set -e
             \(ip) link set lo up
-            for a in 203.0.113.7 203.0.113.8 169.254.169.254 10.1.2.3 100.64.1.1; do \(ip) addr add $a/32 dev lo; done
+            for a in \(RemoteAddresses.first) \(RemoteAddresses.second) 169.254.169.254 10.1.2.3 100.64.1.1 198.18.0.7 203.0.113.7; do \(ip) addr add $a/32 dev lo; done
             \(ip) -6 addr add fd00::7/128 dev lo nodad
             python3 '\(script)' '\(ready)' &
             for i in $(seq 100); do [ -e '\(ready)' ] && break; sleep 0.1; done

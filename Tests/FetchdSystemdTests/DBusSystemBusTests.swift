@@ -14,7 +14,7 @@ import Glibc
 /// whose `lo` holds a "remote" address (a documentation range, global for fetchd's checks) with
 /// a web server on it, so an unprivileged user's registration fetches for real.
 extension SystemdTests { @Suite(.serialized) struct DBusSystemBusTests {
-    static let remote = "203.0.113.7"
+    static let remote = RemoteAddresses.first
     static let client = "/run/fetchd-test/fetchd-client.py"
     /// alice may register (a polkit rule grants it, as an administrator would); bob has only the
     /// shipped defaults, which here (no logind, so no active session) refuse him.

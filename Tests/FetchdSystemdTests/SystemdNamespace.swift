@@ -94,7 +94,7 @@ final class SystemdNamespace {
     let niceness: Int
     /// How the host's system folders are seen inside.
     let root: Root
-    /// The addresses (`203.0.113.7/32`) on the `lo` of a network namespace of its own, seen
+    /// The addresses (`11.0.0.7/32`) on the `lo` of a network namespace of its own, seen
     /// by the units (not by `run`, which enters only the PID and mount namespaces); nil: the host's.
     let network: [String]?
     /// `sh` holding `unshare`: as soon as its stdin, the pipe whose write end is `lifeline`, reaches
