@@ -78,10 +78,10 @@ CURLcode fetchd_curl_set_close_on_exec_sockets(CURL *handle) {
     return curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, fetchd_curl_open_cloexec_socket);
 }
 
-static CURLUcode copy_part(CURLU *handle, CURLUPart which, char *buffer, size_t capacity) {
+static CURLUcode copy_part(CURLU *handle, CURLUPart which, unsigned int flags, char *buffer, size_t capacity) {
     if (!buffer) return CURLUE_OK;
     char *value = NULL;
-    CURLUcode code = curl_url_get(handle, which, &value, 0);
+    CURLUcode code = curl_url_get(handle, which, &value, flags);
     if (code != CURLUE_OK) return code;
     size_t length = strlen(value);
     if (length >= capacity) code = CURLUE_NO_HOST;
@@ -91,12 +91,14 @@ static CURLUcode copy_part(CURLU *handle, CURLUPart which, char *buffer, size_t 
 }
 
 CURLUcode fetchd_curl_url_parts(const char *url, unsigned int flags, char *scheme, size_t scheme_capacity,
-                                char *host, size_t host_capacity) {
+                                char *host, size_t host_capacity, char *port, size_t port_capacity) {
     CURLU *handle = curl_url();
     if (!handle) return CURLUE_OUT_OF_MEMORY;
     CURLUcode code = curl_url_set(handle, CURLUPART_URL, url, flags);
-    if (code == CURLUE_OK) code = copy_part(handle, CURLUPART_SCHEME, scheme, scheme_capacity);
-    if (code == CURLUE_OK) code = copy_part(handle, CURLUPART_HOST, host, host_capacity);
+    if (code == CURLUE_OK) code = copy_part(handle, CURLUPART_SCHEME, 0, scheme, scheme_capacity);
+    if (code == CURLUE_OK) code = copy_part(handle, CURLUPART_HOST, 0, host, host_capacity);
+    // http://h and http://h:80 are one origin.
+    if (code == CURLUE_OK) code = copy_part(handle, CURLUPART_PORT, CURLU_DEFAULT_PORT, port, port_capacity);
     curl_url_cleanup(handle);
     return code;
 }

@@ -6,13 +6,15 @@ import CCurlShim
 enum CurlURL {
     /// A URL's scheme and host, both lower case (an IPv6 host keeps its brackets), or nil when
     /// libcurl cannot parse it.
-    static func parts(of url: String) -> (scheme: String, host: String)? {
+    static func parts(of url: String) -> (scheme: String, host: String, port: String)? {
         var scheme = [CChar](repeating: 0, count: 64)
         var host = [CChar](repeating: 0, count: 1024)
+        var port = [CChar](repeating: 0, count: 16)
         // As libcurl parses a Location it follows: spaces allowed (it encodes them).
-        guard fetchd_curl_url_parts(url, UInt32(CURLU_ALLOW_SPACE), &scheme, scheme.count, &host, host.count) == CURLUE_OK
+        guard fetchd_curl_url_parts(url, UInt32(CURLU_ALLOW_SPACE), &scheme, scheme.count, &host, host.count,
+                                    &port, port.count) == CURLUE_OK
         else { return nil }
-        return (string(scheme).lowercased(), string(host).lowercased())
+        return (string(scheme).lowercased(), string(host).lowercased(), string(port))
     }
 
     private static func string(_ buffer: [CChar]) -> String {

@@ -26,7 +26,7 @@ struct RedirectPolicy {
     /// What to do with a connection.
     enum Verdict: Equatable {
         case allow
-        /// Allow it, without the custom headers from here on (the host changed).
+        /// Allow it, without the custom headers from here on (another scheme, host or port).
         case allowWithoutCustomHeaders
         /// Refuse it; why, after "forbidden redirect: ".
         case refuse(String)
@@ -43,9 +43,9 @@ struct RedirectPolicy {
     private(set) var originClass: AddressClass?
     /// Behind a proxy: the class of the configured URL's host as written.
     private var originHostClass: AddressClass?
-    /// The configured URL's scheme (lower case) and host, parsed at the first redirect: most
+    /// The configured URL's scheme (lower case), host and port, parsed at the first redirect: most
     /// fetches have none, and this runs for every fetch.
-    private var origin: (scheme: String, host: String)?
+    private var origin: (scheme: String, host: String, port: String)?
     /// Whether the custom headers were dropped already.
     private(set) var headersDropped = false
     /// Whether every connection must reach a global address, the first one included.
@@ -94,7 +94,9 @@ struct RedirectPolicy {
             return .refuse("\(current) names \(parts.host), \(hostClass.withArticle) address, "
                 + "and the configured URL's host is not one")
         }
-        if !headersDropped, parts.host != origin.host {
+        // Another origin (scheme, host or port) may be another server: the custom headers
+        // (an API key, say) were meant for the configured one.
+        if !headersDropped, parts.host != origin.host || parts.scheme != origin.scheme || parts.port != origin.port {
             headersDropped = true
             return .allowWithoutCustomHeaders
         }

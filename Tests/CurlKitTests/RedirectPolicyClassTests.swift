@@ -65,6 +65,19 @@ struct RedirectPolicyClassTests {
         #expect(proxied.check(connectedAddress: "127.0.0.1") { nil } == .refuse("the redirect's URL could not be read to check it"))
     }
 
+    @Test func customHeadersAreDroppedForAnotherSchemeHostOrPort() {
+        for (next, drops) in [("https://example.org/b", false), ("https://example.org:443/b", false),
+                              ("https://example.org:8443/b", true), ("https://other.example.org/b", true)] {
+            var policy = RedirectPolicy(url: "https://example.org/a", viaProxy: false)
+            #expect(policy.check(connectedAddress: "93.184.216.34") { nil } == .allow)
+            #expect(policy.check(connectedAddress: "93.184.216.34") { next } == (drops ? .allowWithoutCustomHeaders : .allow), "\(next)")
+        }
+        // http to https on the same host is another origin too (the downgrade is refused anyway).
+        var upgrade = RedirectPolicy(url: "http://example.org/a", viaProxy: false)
+        #expect(upgrade.check(connectedAddress: "93.184.216.34") { nil } == .allow)
+        #expect(upgrade.check(connectedAddress: "93.184.216.34") { "https://example.org/a" } == .allowWithoutCustomHeaders)
+    }
+
     @Test func globalOnlyRefusesTheFirstConnectionToAnythingElse() {
         var loopback = RedirectPolicy(url: "http://news.example/", viaProxy: false, globalOnly: true)
         #expect(loopback.check(connectedAddress: "127.0.0.1") { nil } == .refuseAddress(

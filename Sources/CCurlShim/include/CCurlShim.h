@@ -54,10 +54,11 @@ CURLSHcode fetchd_curl_share_setopt_long(CURLSH *share, CURLSHoption option, lon
 /// Reads the result code of a finished transfer from a CURLMSG_DONE message (a C union member).
 CURLcode fetchd_curl_msg_result(const CURLMsg *message);
 
-/// Parses `url` with libcurl's URL API (`curl_url_set` with `flags`) and copies its scheme and
-/// host (either may be NULL to skip it) into the buffers, NUL-terminated. Returns the parse's
-/// code, or CURLUE_OUT_OF_MEMORY / CURLUE_NO_HOST (no host, or a buffer too small).
+/// Parses `url` with libcurl's URL API (`curl_url_set` with `flags`) and copies its scheme,
+/// host and port (the scheme's default when none is written; any may be NULL to skip it) into
+/// the buffers, NUL-terminated. Returns the parse's code, or CURLUE_OUT_OF_MEMORY /
+/// CURLUE_NO_HOST (no host, or a buffer too small).
 CURLUcode fetchd_curl_url_parts(const char *url, unsigned int flags, char *scheme, size_t scheme_capacity,
-                                char *host, size_t host_capacity);
+                                char *host, size_t host_capacity, char *port, size_t port_capacity);
 
 #endif
