@@ -40,6 +40,9 @@ public struct DaemonConfig: Sendable, Equatable {
 
     /// Where the push listener takes HTTP pushes; nil (the default): no listener.
     public var pushListen: ListenAddress? = ListenAddress.parse(Defaults.pushListen)
+    /// The one address the push listener never locks out for wrong tokens (`push_trusted_proxy`):
+    /// an IP address, or empty for none.
+    public var pushTrustedProxy: String = Defaults.pushTrustedProxy
 
     /// Where power supplies are listed (`/sys/class/power_supply`; a fake tree in tests).
     public var powerSupplyDirectory: String = Defaults.powerSupplyDirectory
@@ -73,7 +76,7 @@ public struct DaemonConfig: Sendable, Equatable {
         "cache_dir", "state_dir", "runtime_dir", "socket", "handlers_dir", "max_concurrent",
         "http_max_transfers", "http_max_host_connections",
         "default_deadline", "max_deadline", "kill_grace", "heartbeat", "cache_max_bytes",
-        "socket_mode", "control_group", "global_budget", "push_listen",
+        "socket_mode", "control_group", "global_budget", "push_listen", "push_trusted_proxy",
         "power_supply_dir", "network_metered", "dbus_api", "transfer_max_active", "transfer_max_bytes_per_second",
     ] + RegistrationQuota.keys
 
@@ -141,6 +144,13 @@ public struct DaemonConfig: Sendable, Equatable {
                 config.pushListen = address
             } else {
                 reader.report("push_listen", "\"\(text)\" is not a listen address; expected an IP address and port such as \"127.0.0.1:8617\" or \"[::1]:8617\", or \"\" for no listener")
+            }
+        }
+        if let text = reader.string("push_trusted_proxy") {
+            if text.isEmpty || ListenAddress.isIPv4(text) || ListenAddress.isIPv6(text) {
+                config.pushTrustedProxy = text
+            } else {
+                reader.report("push_trusted_proxy", "\"\(text)\" is not an IP address; expected the address the proxy in front of the push listener connects from, such as \"127.0.0.1\" or \"::1\", or \"\" for none")
             }
         }
         if let path = reader.string("power_supply_dir") {

@@ -40,12 +40,14 @@ public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
     /// `127.0.0.1:8617` or `[::1]:8617`.
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
-    private static func isIPv4(_ text: String) -> Bool {
+    /// Whether `text` is an IPv4 address (dotted quad).
+    static func isIPv4(_ text: String) -> Bool {
         var address = in_addr()
         return inet_pton(AF_INET, text, &address) == 1
     }
 
-    private static func isIPv6(_ text: String) -> Bool {
+    /// Whether `text` is an IPv6 address (without brackets).
+    static func isIPv6(_ text: String) -> Bool {
         var address = in6_addr()
         return inet_pton(AF_INET6, text, &address) == 1
     }

@@ -15,8 +15,8 @@ enum PushTokenFile {
         case unreadable(String, String)
         /// Group or others may access the file.
         case exposed(String, mode: UInt16)
-        /// The token is too short to be secret.
-        case tooShort(String)
+        /// The token could be guessed (`PushTokenStrength`); why follows the path.
+        case weak(String, String)
         /// The token cannot travel in an HTTP header.
         case badCharacters(String)
 
@@ -29,17 +29,21 @@ enum PushTokenFile {
                 "\"\(path)\" cannot be read by uid \(getuid()) (\(reason)); it must be readable by the user fetchd runs as"
             case .exposed(let path, let mode):
                 "\"\(path)\" has mode \(String(mode, radix: 8, uppercase: false).leftPadded(to: 4)): group or others may read or write it; a token must be secret (chmod 600 and chown it to the user fetchd runs as)"
-            case .tooShort(let path):
-                "the token in \"\(path)\" is shorter than \(Defaults.pushTokenMinLength) characters; make a long random one, e.g. openssl rand -hex 32"
+            case .weak(let path, let reason):
+                "the token in \"\(path)\" is too easy to guess: \(reason); a token needs \(Defaults.pushTokenMinBits) bits of "
+                    + "entropy, e.g. 32 random hexadecimal digits: write a new one with openssl rand -hex 16 "
+                    + "(or head -c 16 /dev/urandom | base64)"
             case .badCharacters(let path):
-                "the token in \"\(path)\" holds spaces or characters other than visible ASCII; it is sent in an HTTP header (e.g. openssl rand -hex 32)"
+                "the token in \"\(path)\" holds spaces or characters other than visible ASCII; it is sent in an HTTP header "
+                    + "(make one with openssl rand -hex 16)"
             }
         }
     }
 
     /// The token in `path` (surrounding whitespace and the final newline removed), if the file
     /// exists, is a regular file (not a symlink) owned by root or fetchd's own user that only its
-    /// owner may access, and holds a long enough token. Checked and read through one descriptor,
+    /// owner may access, and holds a token hard enough to guess (`PushTokenStrength`: at least
+    /// `Defaults.pushTokenMinBits` bits of entropy). Checked and read through one descriptor,
     /// so the file read is the file checked.
     static func read(_ path: String) -> Result<String, Problem> {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
@@ -65,11 +69,11 @@ enum PushTokenFile {
         }
         let data = FileHandle(fileDescriptor: fd, closeOnDealloc: false).readDataToEndOfFile()
         let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard token.count >= Defaults.pushTokenMinLength else { return .failure(.tooShort(path)) }
         // It travels in an Authorization header: visible ASCII only.
         guard token.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) }) else {
             return .failure(.badCharacters(path))
         }
+        if let weakness = PushTokenStrength(token).weakness { return .failure(.weak(path, weakness)) }
         return .success(token)
     }
 }

@@ -70,16 +70,21 @@ public enum Defaults {
     public static let pushReadTimeoutSeconds = 10.0
     /// How many connections the push listener serves at once; more wait in the backlog.
     public static let pushMaxConnections = 64
-    /// How many of those one source address (an IPv6 /64) may hold: a quarter, so one client
-    /// cannot take them all.
+    /// How many of those one source (an IPv4 address, an IPv6 /64, or all of loopback) may hold:
+    /// a quarter, so one client cannot take them all.
     public static let pushMaxConnectionsPerSource = 16
-    /// Pushes with a wrong or missing token one source address may send per window before it is
+    /// Pushes with a wrong or missing token one source may send per window before it is
     /// answered 429 until the window ends.
     public static let pushFailedTokensPerWindow = 10
     /// That window, in seconds.
     public static let pushFailedTokenWindowSeconds = 60.0
-    /// The shortest push token accepted, in characters: shorter ones could be guessed.
-    public static let pushTokenMinLength = 16
+    /// The least entropy a push token must carry, in bits, as `PushTokenStrength` estimates it:
+    /// 128 bits cannot be guessed online at any rate the listener answers.
+    public static let pushTokenMinBits = 128
+    /// The one address the push listener never locks out for wrong tokens
+    /// (`push_trusted_proxy`): a proxy in front of it, whose every client shares its address.
+    /// Empty: none; every source, loopback included, is locked out alike.
+    public static let pushTrustedProxy = ""
     /// The network a handler's scheduled fetch waits for (`network`): `"any"` or `"unmetered"`.
     public static let network = "any"
     /// The power a handler's scheduled fetch waits for (`power`): `"any"` or `"ac"`.

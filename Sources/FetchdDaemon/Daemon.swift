@@ -113,7 +113,9 @@ public struct Daemon {
         }
         if let address = config.daemon.pushListen {
             let intake = PushIntake(queue: coordinator, clock: clock)
-            services.append(.init(service: PushListener(address: address, sink: intake, logger: logger)))
+            var limits = PushListener.Limits()
+            limits.trustedProxy = config.daemon.pushTrustedProxy
+            services.append(.init(service: PushListener(address: address, sink: intake, logger: logger, limits: limits)))
         }
         let readWatcher = ReadWatcher(uses: coordinator, cacheDirectory: config.daemon.cacheDirectory, logger: logger,
                                       wakes: clock)

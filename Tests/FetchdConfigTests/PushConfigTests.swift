@@ -6,6 +6,9 @@ import Testing
 
 /// The push keys: `push_limit` and `push_token_file` on handlers, `push_listen` in the main file.
 struct PushConfigTests {
+    /// A token as `openssl rand -hex 16` makes one: 128 bits, accepted.
+    static let goodToken = "279343f2ac8aea7d21000d347980970a"
+
     private func handler(in folder: TemporaryDirectory, _ extra: String) throws -> (HandlerConfig?, [ConfigDiagnostic]) {
         let main = try folder.write("", to: "fetchd.toml")
         try folder.write("""
@@ -30,7 +33,7 @@ struct PushConfigTests {
         defer { folder.remove() }
         let (plain, _) = try handler(in: folder, "")
         #expect(plain?.pushLimit == .standard && plain?.pushToken == nil)
-        let token = String(repeating: "a1", count: 16)
+        let token = Self.goodToken
         let path = try tokenFile(in: folder, token + "\n", mode: 0o600)
         let (configured, problems) = try handler(in: folder, "push_limit = \"2/minute\"\npush_token_file = \"\(path)\"")
         #expect(problems.isEmpty, "\(problems)")
@@ -42,9 +45,9 @@ struct PushConfigTests {
         let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
         for (mode, text, expected) in [
-            (mode_t(0o640), String(repeating: "b", count: 32), "has mode 0640: group or others may read or write it"),
-            (mode_t(0o604), String(repeating: "b", count: 32), "has mode 0604"),
-            (mode_t(0o600), "short", "is shorter than \(Defaults.pushTokenMinLength) characters"),
+            (mode_t(0o640), Self.goodToken, "has mode 0640: group or others may read or write it"),
+            (mode_t(0o604), Self.goodToken, "has mode 0604"),
+            (mode_t(0o600), "short", "is too easy to guess"),
             (mode_t(0o600), String(repeating: "c", count: 20) + " " + String(repeating: "d", count: 20), "visible ASCII"),
         ] {
             let path = try tokenFile(in: folder, text, mode: mode)
@@ -59,7 +62,7 @@ struct PushConfigTests {
     @Test func aTokenFileBehindASymlinkOrOwnedBySomeoneElseIsRefused() throws {
         let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
-        let real = try tokenFile(in: folder, String(repeating: "e", count: 32), mode: 0o600)
+        let real = try tokenFile(in: folder, Self.goodToken, mode: 0o600)
         let link = folder.file("link.token")
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: real)
         var (loaded, problems) = try handler(in: folder, "push_token_file = \"\(link)\"")
@@ -77,7 +80,7 @@ struct PushConfigTests {
     @Test func aLoadWithoutSecretsNamesTheTokenFileButDoesNotReadIt() throws {
         let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
-        let path = try tokenFile(in: folder, String(repeating: "b", count: 32), mode: 0o640)
+        let path = try tokenFile(in: folder, Self.goodToken, mode: 0o640)
         let main = try folder.write("", to: "fetchd.toml")
         try folder.write("""
             [[handler]]
@@ -90,6 +93,47 @@ struct PushConfigTests {
         let schedules = try ConfigLoader.load(mainFile: main, readsSecrets: false)
         #expect(schedules.diagnostics.isEmpty, "\(schedules.diagnostics)")
         #expect(schedules.handler(named: "feed")?.pushToken == nil)
+    }
+
+    /// A token needs 128 bits of entropy (`PushTokenStrength`): 16 hexadecimal digits (64 bits),
+    /// which the old 16-character minimum let through, are refused with the file, line and key
+    /// and how to make a good one; tokens as `openssl rand -hex 16` and `base64` make them pass.
+    @Test func aTokenUnder128BitsIsRefusedAndSaysHowToMakeOne() throws {
+        let folder = try TemporaryDirectory("fetchd-config-tests")
+        defer { folder.remove() }
+        for weak in ["0123456789abcdef", "7f3a9c2e5b8d1046e2f7a9c3b5d8e1", "correct-horse-battery",
+                     "feed-token-" + String(repeating: "f", count: 24), String(repeating: "5e", count: 20)] {
+            let path = try tokenFile(in: folder, weak + "\n", mode: 0o600)
+            let (loaded, problems) = try handler(in: folder, "push_token_file = \"\(path)\"")
+            #expect(loaded == nil, "\(weak) was accepted")
+            let problem = try #require(problems.first, "\(weak) was accepted")
+            #expect(problem.key == "push_token_file" && problem.line == 5 && problem.file.hasSuffix("handlers.d/feed.toml"),
+                    "\(problem)")
+            #expect(problem.message.contains("the token in \"\(path)\" is too easy to guess")
+                        && problem.message.contains("128 bits") && problem.message.contains("openssl rand -hex 16"),
+                    "\(problem.message)")
+        }
+        for good in [Self.goodToken, "S0L7LbO9iHnXg9+AfkZATg==", "f753bcac-1bfe-8784-4563-4dc63efa5fc4"] {
+            let path = try tokenFile(in: folder, good + "\n", mode: 0o600)
+            let (loaded, problems) = try handler(in: folder, "push_token_file = \"\(path)\"")
+            #expect(problems.isEmpty && loaded?.pushToken == good, "\(good): \(problems)")
+        }
+    }
+
+    @Test func pushTrustedProxyIsAnIPAddressOrNothing() throws {
+        let folder = try TemporaryDirectory("fetchd-config-tests")
+        defer { folder.remove() }
+        #expect(DaemonConfig().pushTrustedProxy == "", "none by default")
+        for address in ["127.0.0.1", "::1", "192.0.2.7"] {
+            let main = try folder.write("push_trusted_proxy = \"\(address)\"\n", to: "fetchd.toml")
+            #expect(try ConfigLoader.load(mainFile: main).daemon.pushTrustedProxy == address)
+        }
+        for bad in ["localhost", "127.0.0.1:8443", "[::1]", "10.0.0.0/8"] {
+            let main = try folder.write("push_trusted_proxy = \"\(bad)\"\n", to: "fetchd.toml")
+            let problems = ConfigLoader.examine(path: main).diagnostics
+            #expect(problems.map(\.key) == ["push_trusted_proxy"] && problems.first?.message.contains("is not an IP address") == true,
+                    "\(bad): \(problems)")
+        }
     }
 
     @Test func listenAddressesAreIPLiteralsWithAPort() {

@@ -16,8 +16,8 @@ import Testing
 /// limit coalesces the next. (The listener's own checks and limits: FetchdPushTests.)
 @Suite(.serialized)
 struct PushListenerTests {
-    static let feedToken = "feed-token-" + String(repeating: "f", count: 24)
-    static let otherToken = "other-token-" + String(repeating: "o", count: 24)
+    static let feedToken = "f753bcac1bfe878445634dc63efa5fc4"
+    static let otherToken = "S0L7LbO9iHnXg9+AfkZATg=="
 
     /// Runs a listener (1 s read timeout) and a wake clock over `feed` (token, `1/minute`),
     /// `other` (token) and `quiet` (no token), and calls `body` with its port.

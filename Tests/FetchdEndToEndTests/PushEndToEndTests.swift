@@ -114,7 +114,7 @@ struct PushEndToEndTests {
     }
 
     @Test func theListenerTakesAPushWithTheRightToken() async throws {
-        let token = String(repeating: "5e", count: 20)
+        let token = "279343f2ac8aea7d21000d347980970a"  // openssl rand -hex 16: 128 bits
         let directory = try TemporaryDirectory("push-token")
         defer { directory.remove() }
         let tokenFile = try directory.write(token, to: "feed.token")
@@ -136,5 +136,40 @@ struct PushEndToEndTests {
         #expect(content(daemon) == "[7]")
         let log = daemon.stopAndReadLog()
         #expect(log.status == 0 && log.log.contains("push listener on http://127.0.0.1:\(port)/push/NAME"), "\(log.log)")
+    }
+
+    /// The real daemon's listener on 127.0.0.1 locks a local guesser out (loopback is not exempt,
+    /// and 127.0.0.3 is the same source as 127.0.0.1), while the `push_trusted_proxy` address,
+    /// 127.0.0.2 here, is never locked out for its clients' wrong tokens.
+    @Test func aLocalGuesserIsLockedOutButNotTheTrustedProxy() async throws {
+        let token = "e7cec8b779e6f764eac800ab4aa53d6c"
+        let directory = try TemporaryDirectory("push-trusted-proxy")
+        defer { directory.remove() }
+        let tokenFile = try directory.write(token + "\n", to: "feed.token")
+        #expect(chmod(tokenFile, 0o600) == 0)
+        let daemon = try DaemonProcess(handlers: Self.handlers(limit: "6/hour", extra: "push_token_file = \"\(tokenFile)\""),
+                                       extraMain: "push_listen = \"127.0.0.1:0\"\npush_trusted_proxy = \"127.0.0.2\"")
+        try await daemon.start()
+        let status = try ControlProtocol.decoder().decode(StatusReport.self, from: Data(try await daemon.fetchctlWithoutBlocking(["status", "--json"]).output.utf8))
+        let port = try #require(status.pushListener?.split(separator: ":").last.flatMap { Int($0) })
+        func push(_ bearer: String, from source: String) async -> RawHTTPClient.Reply {
+            await RawHTTPClient.exchange(port: port, RawHTTPClient.post("/push/feed", headers: ["Authorization: Bearer \(bearer)"],
+                                                                        body: "{}"), from: source)
+        }
+        let guess = "3717e3e732aceb6fc898c493a0917155"
+        for attempt in 0..<(Defaults.pushFailedTokensPerWindow + 2) {
+            let refused = await push(guess, from: "127.0.0.2")
+            #expect(refused.status == 401, "the proxy's guess \(attempt): \(refused)")
+        }
+        #expect(await push(token, from: "127.0.0.2").status == 202, "the proxy is never locked out")
+        for attempt in 0..<Defaults.pushFailedTokensPerWindow {
+            let refused = await push(guess, from: attempt.isMultiple(of: 2) ? "127.0.0.1" : "127.0.0.3")
+            #expect(refused.status == 401, "local guess \(attempt): \(refused)")
+        }
+        let locked = await push(token, from: "127.0.0.1")
+        #expect(locked.status == 429 && locked.headers.contains("Retry-After: "), "\(locked)")
+        #expect(await push(token, from: "127.0.0.2").status == 202, "the proxy still gets through")
+        let log = daemon.stopAndReadLog()
+        #expect(log.status == 0, "\(log.log)")
     }
 }

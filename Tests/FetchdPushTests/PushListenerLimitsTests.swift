@@ -15,7 +15,9 @@ import Testing
 /// client.
 @Suite(.serialized)
 struct PushListenerLimitsTests {
-    static let feedToken = "feed-token-" + String(repeating: "f", count: 24)
+    static let feedToken = "e7cec8b779e6f764eac800ab4aa53d6c"
+    /// A guess: not `feed`'s token.
+    static let wrongToken = "3717e3e732aceb6fc898c493a0917155"
 
     /// Runs a listener (1 s read timeout) whose sink knows `feed` (with a token) and `quiet`
     /// (without), and calls `body` with its port.
@@ -45,9 +47,10 @@ struct PushListenerLimitsTests {
         #expect(sink.address == nil, "a stopped listener says so")
     }
 
-    private func push(_ port: Int, _ name: String, token: String?, body: String = "") async -> RawHTTPClient.Reply {
+    /// A push from `source` (a loopback address; nil: 127.0.0.1).
+    private func push(_ port: Int, _ name: String, token: String?, body: String = "", from source: String? = nil) async -> RawHTTPClient.Reply {
         let headers = token.map { ["Authorization: Bearer \($0)"] } ?? []
-        return await RawHTTPClient.exchange(port: port, RawHTTPClient.post("/push/\(name)", headers: headers, body: body))
+        return await RawHTTPClient.exchange(port: port, RawHTTPClient.post("/push/\(name)", headers: headers, body: body), from: source)
     }
 
     @Test func anAuthorisedPushReachesTheSinkWithItsData() async throws {
@@ -146,15 +149,15 @@ struct PushListenerLimitsTests {
     }
 
     /// After `failedTokensPerWindow` wrong tokens a source is answered 429 until the window ends,
-    /// even with the right token. Loopback is the only source a test has, so it is counted here
-    /// (`lockOutLoopback`); by default it is the local proxy's and never locked out (below).
+    /// even with the right token. Loopback, the only source a test has, is locked out like any
+    /// other: any local user can reach a listener on 127.0.0.1.
     @Test func wrongTokensAreRateLimitedPerSource() async throws {
-        try await withListener(limits: { $0.failedTokensPerWindow = 3; $0.lockOutLoopback = true }) { port, sink in
+        try await withListener(limits: { $0.failedTokensPerWindow = 3 }) { port, sink in
             for _ in 0..<3 {
-                #expect(await push(port, "feed", token: "guess-" + String(repeating: "g", count: 20)).status == 401)
+                #expect(await push(port, "feed", token: Self.wrongToken).status == 401)
             }
             let limited = await push(port, "feed", token: Self.feedToken, body: "{}")
-            #expect(limited.status == 429 && limited.closed && limited.body.contains("too many pushes with a wrong token from 127.0.0.1"),
+            #expect(limited.status == 429 && limited.closed && limited.body.contains("too many pushes with a wrong token from loopback"),
                     "\(limited)")
             let retry = limited.headers.split(separator: "\r\n").first { $0.hasPrefix("Retry-After: ") }
                 .flatMap { Int($0.dropFirst("Retry-After: ".count)) }
@@ -163,46 +166,41 @@ struct PushListenerLimitsTests {
         }
     }
 
-    /// A local proxy (loopback) in front of the listener is never locked out: one bad client
-    /// behind it would lock every client out.
-    @Test func aLoopbackSourceIsNotLockedOutForWrongTokens() async throws {
-        try await withListener(limits: { $0.failedTokensPerWindow = 2 }) { port, _ in
-            for _ in 0..<4 {
-                #expect(await push(port, "feed", token: "guess-" + String(repeating: "g", count: 20)).status == 401)
+    /// All of 127.0.0.0/8 is one source: a local user guessing from 127.0.0.2, .3 and .4 gets
+    /// no more guesses than from one address, and locks out 127.0.0.1 with them.
+    @Test func everyLoopbackAddressCountsAsOneSource() async throws {
+        try await withListener(limits: { $0.failedTokensPerWindow = 3 }) { port, sink in
+            for source in ["127.0.0.2", "127.0.0.3", "127.0.0.4"] {
+                let guess = await push(port, "feed", token: Self.wrongToken, from: source)
+                #expect(guess.status == 401, "\(source): \(guess)")
             }
-            let right = await push(port, "feed", token: Self.feedToken, body: "{}")
-            #expect(right.status == 202, "\(right)")
+            for source in ["127.0.0.1", "127.0.0.5"] {
+                let limited = await push(port, "feed", token: Self.feedToken, body: "{}", from: source)
+                #expect(limited.status == 429, "\(source): \(limited)")
+            }
+            #expect(sink.pushes.isEmpty, "no push reached the daemon")
         }
     }
 
-    @Test func sourcesAreCountedByAddressAndIPv6Slash64AndForgottenWhenIdle() throws {
-        let start = ContinuousClock.now
-        let limits = PushSourceLimits(connectionsPerSource: 2, failuresPerWindow: 2, windowSeconds: 60, trackedMax: 4)
-        let a = try #require(PushSourceLimits.Source(try SocketAddress(ipAddress: "2001:db8:1:2::10", port: 1)))
-        let b = try #require(PushSourceLimits.Source(try SocketAddress(ipAddress: "2001:db8:1:2:ffff::1", port: 2)))
-        #expect(a == b && a.description == "2001:db8:1:2::/64")
-        let mapped = try #require(PushSourceLimits.Source(try SocketAddress(ipAddress: "::ffff:192.0.2.1", port: 1)))
-        #expect(mapped.description == "192.0.2.1")
-        #expect(limits.connectionOpened(from: a) && limits.connectionOpened(from: b))
-        #expect(!limits.connectionOpened(from: a), "the /64 holds its two")
-        limits.connectionClosed(from: b)
-        #expect(limits.connectionOpened(from: a))
-
-        limits.recordFailure(from: mapped, now: start)
-        #expect(limits.lockedOut(mapped, now: start) == nil)
-        limits.recordFailure(from: mapped, now: start + .seconds(1))
-        #expect(limits.lockedOut(mapped, now: start + .seconds(2)) == .seconds(58))
-        #expect(limits.lockedOut(mapped, now: start + .seconds(61)) == nil, "the window ended")
-        limits.recordFailure(from: mapped, now: start + .seconds(61))
-        #expect(limits.lockedOut(mapped, now: start + .seconds(62)) == nil, "a new window counts afresh")
-
-        // A flood of sources: the table stays bounded, and a source holding connections stays.
-        for index in 0..<50 {
-            let other = try #require(PushSourceLimits.Source(try SocketAddress(ipAddress: "198.51.100.\(index)", port: 1)))
-            limits.recordFailure(from: other, now: start + .seconds(200 + index))
+    /// Only the configured proxy's own address is never locked out (its clients all share it);
+    /// its wrong tokens do not count against the rest of loopback, which is locked out as any
+    /// source is.
+    @Test func onlyTheTrustedProxyIsNeverLockedOut() async throws {
+        try await withListener(limits: { $0.failedTokensPerWindow = 2; $0.trustedProxy = "127.0.0.2" }) { port, sink in
+            for _ in 0..<4 {
+                #expect(await push(port, "feed", token: Self.wrongToken, from: "127.0.0.2").status == 401)
+            }
+            let proxied = await push(port, "feed", token: Self.feedToken, body: "{}", from: "127.0.0.2")
+            #expect(proxied.status == 202, "the trusted proxy is never locked out: \(proxied)")
+            for _ in 0..<2 {
+                #expect(await push(port, "feed", token: Self.wrongToken, from: "127.0.0.3").status == 401)
+            }
+            let local = await push(port, "feed", token: Self.feedToken, body: "{}", from: "127.0.0.1")
+            #expect(local.status == 429, "another local address is locked out: \(local)")
+            let stillProxied = await push(port, "feed", token: Self.feedToken, body: "{}", from: "127.0.0.2")
+            #expect(stillProxied.status == 202, "\(stillProxied)")
+            #expect(sink.pushes.count == 2)
         }
-        #expect(limits.trackedCount <= 4)
-        #expect(!limits.connectionOpened(from: a), "its connections are still counted")
     }
 
     /// A connected TCP socket to the listener that sends nothing.

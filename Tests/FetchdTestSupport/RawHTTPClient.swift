@@ -36,22 +36,33 @@ public enum RawHTTPClient {
     }
 
     /// Sends `request` to 127.0.0.1:`port` (a partial request is sent as it is, and nothing
-    /// more) and reads one reply; waits at most `timeoutSeconds` for the server.
-    public static func exchange(port: Int, _ request: [UInt8], timeoutSeconds: Int = 20) async -> Reply {
+    /// more) and reads one reply; waits at most `timeoutSeconds` for the server. `source` is the
+    /// local address to connect from (another loopback address, such as 127.0.0.2, to be another
+    /// local client); nil lets the kernel choose (127.0.0.1).
+    public static func exchange(port: Int, _ request: [UInt8], timeoutSeconds: Int = 20, from source: String? = nil) async -> Reply {
         await withCheckedContinuation { continuation in
             let thread = Thread {
-                continuation.resume(returning: blockingExchange(port: port, request, timeoutSeconds: timeoutSeconds))
+                continuation.resume(returning: blockingExchange(port: port, request, timeoutSeconds: timeoutSeconds, from: source))
             }
             thread.start()
         }
     }
 
-    private static func blockingExchange(port: Int, _ request: [UInt8], timeoutSeconds: Int) -> Reply {
+    private static func blockingExchange(port: Int, _ request: [UInt8], timeoutSeconds: Int, from source: String?) -> Reply {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return Reply(status: nil, headers: "socket failed", body: "", closed: true) }
         defer { close(fd) }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else { return Reply(status: nil, headers: "bind to \(source) failed (errno \(errno))", body: "", closed: true) }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)

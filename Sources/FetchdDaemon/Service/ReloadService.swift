@@ -86,6 +86,7 @@ extension ReloadService {
         if old.controlGroup != new.controlGroup { changed.append("control_group") }
         if old.cacheMaxBytes != new.cacheMaxBytes { changed.append("cache_max_bytes") }
         if old.pushListen != new.pushListen { changed.append("push_listen") }
+        if old.pushTrustedProxy != new.pushTrustedProxy { changed.append("push_trusted_proxy") }
         return changed
     }
 }

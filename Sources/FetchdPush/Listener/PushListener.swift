@@ -13,7 +13,7 @@ import ServiceLifecycle
 /// machine's handlers, `POST /push/NAME` with a bearer token (see `PushResponder`). A
 /// Hummingbird server, so the parsing, keep-alive and graceful shutdown are a maintained
 /// library's; fetchd adds the limits: headers, body, time per request, connections, and per
-/// source address its connections and failed tokens (`PushSourceLimits`).
+/// source its connections and failed tokens (`PushSourceLimits`).
 public struct PushListener: Service {
     /// What one client may cost the listener.
     public struct Limits: Sendable {
@@ -25,16 +25,15 @@ public struct PushListener: Service {
         public var readTimeoutSeconds = Defaults.pushReadTimeoutSeconds
         /// Connections served at once.
         public var maxConnections = Defaults.pushMaxConnections
-        /// Connections one source address (IPv6: /64) may hold at once.
+        /// Connections one source (an IPv4 address, an IPv6 /64, or all of loopback) may hold at once.
         public var maxConnectionsPerSource = Defaults.pushMaxConnectionsPerSource
         /// Pushes with a wrong or missing token one source may send per window before a 429.
         public var failedTokensPerWindow = Defaults.pushFailedTokensPerWindow
         /// That window, in seconds.
         public var failedTokenWindowSeconds = Defaults.pushFailedTokenWindowSeconds
-        /// Whether a loopback source is locked out for wrong tokens like any other: false, since it
-        /// is the local proxy every client comes through (tests, which connect only over
-        /// loopback, set it to check the lockout itself).
-        public var lockOutLoopback = false
+        /// The one address never locked out for wrong tokens (`push_trusted_proxy`): a proxy in
+        /// front of the listener, whose clients all share its address. Empty: none.
+        public var trustedProxy = Defaults.pushTrustedProxy
 
         /// The defaults (`Defaults.push*`).
         public init() {}
@@ -65,10 +64,15 @@ public struct PushListener: Service {
         if !address.isLoopback {
             logger.warning("push listener on \(address), not a loopback address: tokens travel in clear text; put a TLS proxy in front or listen on 127.0.0.1")
         }
+        // The configuration checked the address; one that still does not parse exempts nobody.
+        let proxy = limits.trustedProxy.isEmpty ? nil : try? SocketAddress(ipAddress: limits.trustedProxy, port: 0)
+        if !limits.trustedProxy.isEmpty, proxy == nil {
+            logger.error("push listener: push_trusted_proxy \"\(limits.trustedProxy)\" is not an IP address; no source is exempt from the wrong-token lockout")
+        }
         let sources = PushSourceLimits(connectionsPerSource: limits.maxConnectionsPerSource,
                                        failuresPerWindow: limits.failedTokensPerWindow,
                                        windowSeconds: limits.failedTokenWindowSeconds,
-                                       lockOutLoopback: limits.lockOutLoopback)
+                                       trustedProxy: proxy)
         let channel = HTTP1Channel.Configuration(
             additionalChannelHandlers: [PushSourceGate(limits: sources), PushConnectionGuard(readTimeout: readTimeout)],
             httpDecoderConfiguration: .init(maxHeaderFieldSize: limits.headerMaxBytes,

@@ -15,9 +15,10 @@ import Synchronization
 /// pushes, so that a client without a token learns nothing of which handlers do; 404: a path
 /// outside `/push/`; 405: not POST; 413: the body is too large; 503: the state database
 /// failed; 429: this source sent too many wrong tokens lately (`Retry-After` says when to come
-/// back; `PushSourceLimits`). Every refusal closes the connection (`PushConnectionGuard`), so the rest of a refused
-/// body is never read; refusals are logged at most once per `refusalLogIntervalSeconds`, with
-/// how many were not, so a flood cannot trip journald's rate limit and hide fetchd's own lines.
+/// back; `PushSourceLimits`; never the trusted proxy). Every refusal closes the connection
+/// (`PushConnectionGuard`), so the rest of a refused body is never read; refusals are logged at
+/// most once per `refusalLogIntervalSeconds`, with how many were not, so a flood cannot trip
+/// journald's rate limit and hide fetchd's own lines.
 struct PushResponder: HTTPResponder {
     typealias Context = PushRequestContext
 
@@ -35,6 +36,10 @@ struct PushResponder: HTTPResponder {
     /// The least time between two refusal lines in the log, in seconds.
     static let refusalLogIntervalSeconds = 10.0
 
+    /// What a push for a handler without a token is compared with, so that it takes the time a
+    /// wrong token does: as long as the shortest token accepted (32 hexadecimal digits).
+    static let placeholderToken = String(repeating: " ", count: Defaults.pushTokenMinBits / 4)
+
     /// The path prefix of push requests; the handler's name follows.
     static let pathPrefix = "/push/"
 
@@ -50,7 +55,9 @@ struct PushResponder: HTTPResponder {
             response.headers[.allow] = "POST"
             return response
         }
-        if let source = context.source, let wait = sources.lockedOut(source) {
+        // The trusted proxy is never locked out: every client behind it shares its address.
+        let exempt = sources.isTrustedProxy(context.peer)
+        if !exempt, let source = context.source, let wait = sources.lockedOut(source) {
             var response = Self.refusal(.tooManyRequests, "too many pushes with a wrong token from \(source): try again later")
             response.headers[.retryAfter] = String(wait.components.seconds + 1)
             return response
@@ -60,8 +67,8 @@ struct PushResponder: HTTPResponder {
         let expected = await sink.pushToken(of: name)
         let presented = Self.bearerToken(request.headers[.authorization])
         guard let expected, let presented, Self.tokensMatch(presented, expected) else {
-            _ = Self.tokensMatch(presented ?? "", expected ?? String(repeating: " ", count: Defaults.pushTokenMinLength))
-            if let source = context.source { sources.recordFailure(from: source) }
+            _ = Self.tokensMatch(presented ?? "", expected ?? Self.placeholderToken)
+            if !exempt, let source = context.source { sources.recordFailure(from: source) }
             if let suppressed = refusalLog.shouldLog(intervalSeconds: Self.refusalLogIntervalSeconds) {
                 let more = suppressed > 0 ? " (and \(suppressed) more refusal(s) since the last line)" : ""
                 logger.info("push listener: refused a push for \(name): no such handler, no token or a wrong one\(more)",
@@ -134,13 +141,17 @@ struct PushResponder: HTTPResponder {
 struct PushRequestContext: RequestContext {
     /// Hummingbird's per-request storage.
     var coreContext: CoreRequestContextStorage
-    /// The client's source address, as `PushSourceLimits` counts it; nil for a UNIX socket.
+    /// The client's address (the trusted proxy is recognised by it).
+    let peer: SocketAddress?
+    /// The client's source, as `PushSourceLimits` counts it; nil for a UNIX socket.
     let source: PushSourceLimits.Source?
 
     /// The context of a request on `source.channel`.
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
-        self.source = PushSourceLimits.Source(source.channel.remoteAddress)
+        let address = source.channel.remoteAddress
+        peer = address
+        self.source = PushSourceLimits.Source(address)
     }
 }
 

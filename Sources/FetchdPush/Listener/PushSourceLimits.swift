@@ -7,51 +7,23 @@ import Glibc
 #endif
 
 /// What one client of the push listener may cost across its connections and requests, by source
-/// address: at most `connectionsPerSource` connections at once (the listener's total is shared
-/// by everyone), and at most `failuresPerWindow` pushes with a wrong or missing token per window,
-/// after which the source is answered 429 until the window ends.
+/// (`Source`: an IPv4 address, an IPv6 /64, or loopback as a whole): at most
+/// `connectionsPerSource` connections at once (the listener's total is shared by everyone), and
+/// at most `failuresPerWindow` pushes with a wrong or missing token per window, after which the
+/// source is answered 429 until the window ends.
 ///
-/// A source is an IPv4 address or an IPv6 /64, the block one host usually holds (a client that
-/// rotates addresses inside its /64 is still one source). Behind a local proxy (the way to put
-/// TLS in front) every client is the proxy, so a loopback source is never locked out for wrong
-/// tokens, which would lock every client out; its connections are still capped, and the
-/// proxy's own limits count per client. The table is bounded (`trackedMax`): sources
-/// with no connection and no failure in the current window are forgotten first.
+/// Loopback is locked out like any other source: any local user can reach a listener on
+/// 127.0.0.1. Only the administrator's `trustedProxy` address (`push_trusted_proxy`) is never
+/// locked out, since every client of a proxy shares its address and one of them would lock out
+/// all; its connections are still capped. The table is bounded (`trackedMax`): sources with
+/// nothing to remember go first, then the one seen longest ago; a locked-out source is never
+/// forgotten, so it cannot clear its own lockout by flooding the table with new sources.
 final class PushSourceLimits: Sendable {
-    /// A client, as counted.
-    struct Source: Hashable, Sendable, CustomStringConvertible {
-        /// 4 bytes (IPv4, mapped addresses included) or the first 8 of an IPv6 address.
-        let bytes: [UInt8]
-
-        /// The source of a peer address; nil for a UNIX socket.
-        init?(_ address: SocketAddress?) {
-            switch address {
-            case .v4(let v4):
-                bytes = withUnsafeBytes(of: v4.address.sin_addr) { Array($0) }
-            case .v6(let v6):
-                let all = withUnsafeBytes(of: v6.address.sin6_addr) { Array($0) }
-                let mapped: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]
-                bytes = Array(all[0..<12]) == mapped ? Array(all[12..<16]) : Array(all[0..<8])
-            default:
-                return nil
-            }
-        }
-
-        /// A loopback address (127/8, or ::1's /64): a local proxy in front of the listener.
-        var isLoopback: Bool { bytes.count == 4 ? bytes[0] == 127 : bytes.allSatisfy { $0 == 0 } }
-
-        /// `192.0.2.1` or `2001:db8:1:2::/64`.
-        var description: String {
-            if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
-            let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
-            return groups.joined(separator: ":") + "::/64"
-        }
-    }
-
     private struct Entry {
         var connections = 0
         var windowStart: ContinuousClock.Instant?
         var failures = 0
+        var lastSeen: ContinuousClock.Instant
     }
 
     private let table = Mutex([Source: Entry]())
@@ -63,27 +35,39 @@ final class PushSourceLimits: Sendable {
     let window: Duration
     /// The most sources remembered.
     let trackedMax: Int
-    /// Whether loopback sources are locked out too (`PushListener.Limits.lockOutLoopback`).
-    let lockOutLoopback: Bool
+    /// The trusted proxy's whole address (`addressBytes`), never locked out; nil: none.
+    let trustedProxy: [UInt8]?
 
-    /// Limits as given (defaults: `Defaults.pushMaxConnectionsPerSource`, ...).
+    /// Limits as given (defaults: `Defaults.pushMaxConnectionsPerSource`, ...); `trustedProxy`
+    /// is an IP address, or nil for none.
     init(connectionsPerSource: Int = Defaults.pushMaxConnectionsPerSource,
          failuresPerWindow: Int = Defaults.pushFailedTokensPerWindow,
          windowSeconds: Double = Defaults.pushFailedTokenWindowSeconds, trackedMax: Int = 4096,
-         lockOutLoopback: Bool = false) {
+         trustedProxy: SocketAddress? = nil) {
         self.connectionsPerSource = connectionsPerSource
         self.failuresPerWindow = failuresPerWindow
         window = .milliseconds(Int64(windowSeconds * 1000))
         self.trackedMax = trackedMax
-        self.lockOutLoopback = lockOutLoopback
+        self.trustedProxy = trustedProxy.flatMap(Self.addressBytes)
     }
 
-    /// Counts a new connection from `source`; false when it already holds its share (close it).
+    /// Whether `peer` is the trusted proxy itself (the exact address, not its source): exempt
+    /// from the wrong-token lockout.
+    func isTrustedProxy(_ peer: SocketAddress?) -> Bool {
+        guard let trustedProxy, let bytes = Self.addressBytes(peer) else { return false }
+        return bytes == trustedProxy
+    }
+
+    /// Counts a new connection from `source`; false when it already holds its share, or when it
+    /// is new and the table is full of sources that may not be forgotten (close it).
     func connectionOpened(from source: Source, now: ContinuousClock.Instant = .now) -> Bool {
         table.withLock { table in
-            if table[source] == nil { makeRoom(in: &table, now: now) }
-            guard table[source, default: Entry()].connections < connectionsPerSource else { return false }
-            table[source, default: Entry()].connections += 1
+            if table[source] == nil, !makeRoom(in: &table, now: now) { return false }
+            var entry = table[source] ?? Entry(lastSeen: now)
+            guard entry.connections < connectionsPerSource else { return false }
+            entry.connections += 1
+            entry.lastSeen = now
+            table[source] = entry
             return true
         }
     }
@@ -98,26 +82,25 @@ final class PushSourceLimits: Sendable {
     }
 
     /// How long `source` must wait before its next push is looked at, or nil when it need not.
+    /// The caller exempts the trusted proxy (`isTrustedProxy`) before asking.
     func lockedOut(_ source: Source, now: ContinuousClock.Instant = .now) -> Duration? {
-        guard lockOutLoopback || !source.isLoopback else { return nil }
-        return table.withLock { table in
-            guard let entry = table[source], let start = entry.windowStart, entry.failures >= failuresPerWindow else { return nil }
-            let left = start + window - now
-            return left > .zero ? left : nil
-        }
+        table.withLock { table in table[source].flatMap { lockout(of: $0, now: now) } }
     }
 
-    /// Counts a push from `source` with a wrong or missing token.
+    /// Counts a push from `source` with a wrong or missing token (the caller leaves out the
+    /// trusted proxy's). A source the listener serves is in the table already (its connection
+    /// holds its entry); one that is not, and finds it full of sources that may not be
+    /// forgotten, is not counted.
     func recordFailure(from source: Source, now: ContinuousClock.Instant = .now) {
-        guard lockOutLoopback || !source.isLoopback else { return }
         table.withLock { table in
-            if table[source] == nil { makeRoom(in: &table, now: now) }
-            var entry = table[source, default: Entry()]
+            if table[source] == nil, !makeRoom(in: &table, now: now) { return }
+            var entry = table[source] ?? Entry(lastSeen: now)
             if entry.windowStart.map({ now - $0 >= window }) ?? true {
                 entry.windowStart = now
                 entry.failures = 0
             }
             entry.failures += 1
+            entry.lastSeen = now
             table[source] = entry
         }
     }
@@ -125,13 +108,25 @@ final class PushSourceLimits: Sendable {
     /// How many sources are remembered (tests).
     var trackedCount: Int { table.withLock { $0.count } }
 
-    /// Before a new source is added to a full table: forgets the idle ones, then (a flood of
-    /// sources) any without a connection.
-    private func makeRoom(in table: inout [Source: Entry], now: ContinuousClock.Instant) {
-        guard table.count >= trackedMax else { return }
+    /// The rest of `entry`'s lockout at `now`, or nil when it is not locked out.
+    private func lockout(of entry: Entry, now: ContinuousClock.Instant) -> Duration? {
+        guard let start = entry.windowStart, entry.failures >= failuresPerWindow else { return nil }
+        let left = start + window - now
+        return left > .zero ? left : nil
+    }
+
+    /// Before a new source is added to a full table: forgets the sources with nothing to
+    /// remember (no connection, no failure in the current window); then, for a flood of
+    /// sources, the one seen longest ago that holds no connection and is not locked out. False
+    /// when none may go: forgetting a locked-out source would reset its lockout, so the new
+    /// source is refused instead until a window ends.
+    private func makeRoom(in table: inout [Source: Entry], now: ContinuousClock.Instant) -> Bool {
+        guard table.count >= trackedMax else { return true }
         table = table.filter { $0.value.connections > 0 || $0.value.windowStart.map { now - $0 < window } == true }
-        if table.count >= trackedMax {
-            table = table.filter { $0.value.connections > 0 }
-        }
+        guard table.count >= trackedMax else { return true }
+        let evictable = table.filter { $0.value.connections == 0 && lockout(of: $0.value, now: now) == nil }
+        guard let oldest = evictable.min(by: { $0.value.lastSeen < $1.value.lastSeen }) else { return false }
+        table[oldest.key] = nil
+        return true
     }
 }
