@@ -43,6 +43,9 @@ struct RedirectPolicy {
     private(set) var originClass: AddressClass?
     /// Behind a proxy: the class of the configured URL's host as written.
     private var originHostClass: AddressClass?
+    /// Behind a proxy: the proxy's address, the first connection's. A later hop connected
+    /// elsewhere went direct (`no_proxy`).
+    private var proxyAddress: String?
     /// The configured URL's scheme (lower case), host and port, parsed at the first redirect: most
     /// fetches have none, and this runs for every fetch.
     private var origin: (scheme: String, host: String, port: String)?
@@ -62,13 +65,18 @@ struct RedirectPolicy {
     /// is about to be sent for (only asked for after the first connection).
     ///
     /// The connected address is always checked: behind a proxy it is the proxy's, the same for
-    /// every hop, unless a hop goes direct (`no_proxy`), and then it is the real one. Behind a
-    /// proxy the host written in the URL is checked too. A hop whose URL cannot be read is refused.
+    /// every hop, unless a hop goes direct (`no_proxy`), and then it is the real one, held to the
+    /// configured host's class as written (a proxy reached at several addresses therefore has
+    /// hops to its other addresses refused when they are internal). Behind a proxy the host
+    /// written in the URL is checked too. A hop whose URL cannot be read is refused.
     mutating func check(connectedAddress address: String, currentURL: () -> String?) -> Verdict {
         let addressClass = AddressClass.of(address: address)
         guard let originClass else {
             originClass = addressClass
-            if viaProxy { originHostClass = CurlURL.parts(of: url).map { AddressClass.of(urlHost: $0.host) } ?? .global }
+            if viaProxy {
+                originHostClass = CurlURL.parts(of: url).map { AddressClass.of(urlHost: $0.host) } ?? .global
+                proxyAddress = address
+            }
             // Behind a proxy the connected address is the proxy's: the host as written is what
             // the request is for.
             let reached = viaProxy ? originHostClass ?? .global : addressClass
@@ -86,7 +94,11 @@ struct RedirectPolicy {
         if origin.scheme == "https", parts.scheme == "http" {
             return .refuse("\(current) would drop from https to http")
         }
-        if addressClass != .global, addressClass != originClass {
+        // A hop that went direct past the proxy (`no_proxy`) is held to the configured host's own
+        // class: the proxy's (an internal address, often) says nothing of what the origin may reach.
+        let wentDirect = viaProxy && address != proxyAddress
+        let allowedClass = wentDirect ? originHostClass ?? .global : originClass
+        if addressClass != .global, addressClass != allowedClass {
             return .refuse("\(current) leads to \(address), \(addressClass.withArticle) address, "
                 + "and the configured URL's host is not one")
         }

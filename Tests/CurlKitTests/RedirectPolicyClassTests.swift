@@ -65,6 +65,22 @@ struct RedirectPolicyClassTests {
         #expect(proxied.check(connectedAddress: "127.0.0.1") { nil } == .refuse("the redirect's URL could not be read to check it"))
     }
 
+    /// The bypass: a proxy on an internal address, a public origin, and a redirect to a
+    /// `no_proxy` host that goes direct to another internal address of the proxy's class.
+    @Test func aHopPastTheProxyIsHeldToTheConfiguredHostsClass() {
+        var policy = RedirectPolicy(url: "http://news.example/feed", viaProxy: true)
+        #expect(policy.check(connectedAddress: "10.0.0.3") { nil } == .allow, "the proxy")
+        #expect(policy.check(connectedAddress: "10.0.0.3") { "http://news.example/next" } == .allow, "through the proxy")
+        #expect(policy.check(connectedAddress: "10.9.8.7") { "http://wiki.corp.example/secret" }
+                == .refuse("http://wiki.corp.example/secret leads to 10.9.8.7, a private address, and the configured URL's host is not one"))
+        #expect(policy.check(connectedAddress: "93.184.216.34") { "https://cdn.example/x" } == .allowWithoutCustomHeaders,
+                "a direct hop to a global address is fine")
+        // An internal origin behind an internal proxy may still go to its own class directly.
+        var inside = RedirectPolicy(url: "http://10.1.1.1/feed", viaProxy: true)
+        #expect(inside.check(connectedAddress: "10.0.0.3") { nil } == .allow)
+        #expect(inside.check(connectedAddress: "10.1.1.2") { "http://10.1.1.2/x" } == .allowWithoutCustomHeaders)
+    }
+
     @Test func customHeadersAreDroppedForAnotherSchemeHostOrPort() {
         for (next, drops) in [("https://example.org/b", false), ("https://example.org:443/b", false),
                               ("https://example.org:8443/b", true), ("https://other.example.org/b", true)] {
