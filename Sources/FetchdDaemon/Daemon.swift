@@ -54,7 +54,8 @@ public struct Daemon {
         // Private to fetchd where it creates it (a user service's ~/.local/state/fetchd); the system
         // unit's StateDirectoryMode= makes it 0750 first.
         try DurableFile.makeDirectory(config.daemon.stateDirectory, mode: 0o700)
-        let snapshots = try SnapshotStore(root: config.daemon.cacheDirectory, maxTotalBytes: config.daemon.cacheMaxBytes)
+        let snapshots = try SnapshotStore(root: config.daemon.cacheDirectory, maxTotalBytes: config.daemon.cacheMaxBytes,
+                                          reportRemovalFailure: { [logger] in logger.warning("cache: \($0)") })
         let state = try StateStore(path: config.daemon.databasePath)
         return FetchCoordinator(config: config, snapshots: snapshots, state: state, logger: logger)
     }

@@ -111,8 +111,4 @@ public enum DurableFile {
         if !parent.isEmpty && parent != "/" && parent != path { try makeDirectory(parent) }
         guard mkdir(path, mode) == 0 || errno == EEXIST else { throw Failure(operation: "mkdir", path: path, code: errno) }
     }
-
-    /// Removes a file or a folder and everything in it, if it is there (nothing to flush: what
-    /// is removed was never published, or is published no more).
-    static func removeTree(_ path: String) { try? FileManager.default.removeItem(atPath: path) }
 }

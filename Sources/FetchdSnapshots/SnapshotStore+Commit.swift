@@ -71,14 +71,14 @@ extension SnapshotStore {
         var results = batch.map { Result<SnapshotMetadata, DurableFile.Failure>.success($0.metadata) }
         guard !batch.isEmpty else { return PublishedBatch(results: results) }
         if let failure = syncFileSystem() {
-            batch.forEach { DurableFile.removeTree($0.folder) }
+            batch.forEach { removeTree($0.folder) }
             return PublishedBatch(results: results.map { _ in .failure(failure) })
         }
         for (index, pending) in batch.enumerated() {
             do throws(DurableFile.Failure) {
                 try publish(pending)
             } catch {
-                DurableFile.removeTree(pending.folder)
+                removeTree(pending.folder)
                 results[index] = .failure(error)
             }
         }
@@ -128,7 +128,7 @@ extension SnapshotStore {
         do throws(DurableFile.Failure) {
             try DurableFile.writeNew(metadataJSON, to: "\(folder)/\(SnapshotLayout.metadataName)")
         } catch {
-            DurableFile.removeTree(folder)
+            removeTree(folder)
             throw error
         }
         return folder
@@ -162,7 +162,7 @@ extension SnapshotStore {
                 try DurableFile.replaceSymlink(at: latest, target: target, durably: false)
             }
         } catch {
-            DurableFile.removeTree(published)  // not latest and not in the ledger: nothing would ever remove it
+            removeTree(published)  // not latest and not in the ledger: nothing would ever remove it
             throw error
         }
         recordInLedger(pending.handler, version: version, bytes: pending.metadata.bytes + pending.metadataBytes)

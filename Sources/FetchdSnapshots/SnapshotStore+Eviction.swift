@@ -36,7 +36,7 @@ extension SnapshotStore {
     /// the cache's total no longer counts them, and nothing remembered of its latest stays.
     /// Not while a fetch of it may publish.
     public func removeHandler(_ handler: String) {
-        DurableFile.removeTree(directory(of: handler))
+        removeTree(directory(of: handler))
         ledger.withLock { $0.remove(handler) }
         latestKnown.withLock { _ = $0.removeValue(forKey: handler) }
     }
@@ -58,7 +58,7 @@ extension SnapshotStore {
     }
 
     private func removeVersion(_ handler: String, _ version: String) {
-        DurableFile.removeTree(layout.versionDirectory(of: handler, version: version))
+        removeTree(layout.versionDirectory(of: handler, version: version))
         ledger.withLock { $0.remove(handler, version) }
     }
 

@@ -59,16 +59,20 @@ public final class SnapshotStore: Sendable {
 
     /// Opens (and creates) the cache at `root`, clearing debris left by an interrupted write.
     /// Throws `CacheLock.Busy` if another process has the cache open, else `DurableFile.Failure`.
-    public init(root: String, maxTotalBytes: Int = Defaults.cacheMaxBytes) throws {
+    /// Every tree is removed by `remover`; `reportRemovalFailure` hears of each one not removed
+    /// whole (by default, on standard error).
+    public init(root: String, maxTotalBytes: Int = Defaults.cacheMaxBytes, remover: TreeRemover = TreeRemover(),
+                reportRemovalFailure: @escaping @Sendable (TreeRemover.Failure) -> Void
+                    = { SnapshotStore.printRemovalFailure($0) }) throws {
         self.root = root
         layout = SnapshotLayout(root: root)
-        staging = StagingArea(layout: layout)
+        staging = StagingArea(layout: layout, remover: remover, reportRemovalFailure: reportRemovalFailure)
         self.maxTotalBytes = maxTotalBytes
         try DurableFile.makeDirectory(root)
         lock = try CacheLock(directory: root)
         ledger = Mutex(VersionLedger())
         // Whatever is staged belongs to fetches of an earlier process: none will ever finish.
-        DurableFile.removeTree(staging.directory)
+        removeTree(staging.directory)
         try DurableFile.makeDirectory(staging.directory, mode: 0o700)
         try DurableFile.makeDirectory(layout.registeredDirectory, mode: 0o700)
         for handler in handlerNames() { recover(handler: handler) }
@@ -149,11 +153,13 @@ public final class SnapshotStore: Sendable {
     /// complete version (a crash between the version rename and the link swap leaves it one behind).
     public func recover(handler: String) {
         let handlerDirectory = directory(of: handler)
-        DurableFile.removeTree("\(handlerDirectory)/.staging")  // where older versions of fetchd staged fetches
-        DurableFile.removeTree(staging.userDirectory(of: handler))
+        removeTree("\(handlerDirectory)/.staging")  // where older versions of fetchd staged fetches
+        // The handler's user owns this one and may change it during the walk (issue 42): the
+        // removal never follows a link, whatever is swapped in.
+        removeTree(staging.userDirectory(of: handler))
         let versionsDirectory = layout.versionsDirectory(of: handler)
         for name in (try? FileManager.default.contentsOfDirectory(atPath: versionsDirectory)) ?? [] where name.hasPrefix(".") {
-            DurableFile.removeTree("\(versionsDirectory)/\(name)")
+            removeTree("\(versionsDirectory)/\(name)")
         }
         for name in (try? FileManager.default.contentsOfDirectory(atPath: handlerDirectory)) ?? [] where name.hasPrefix("latest.tmp") {
             unlink("\(handlerDirectory)/\(name)")
@@ -161,5 +167,14 @@ public final class SnapshotStore: Sendable {
         if let newest = versionNames(of: handler).last, currentVersion(of: handler) != newest {
             try? DurableFile.replaceSymlink(at: layout.latestLink(of: handler), target: SnapshotLayout.latestTarget(version: newest))
         }
+    }
+
+    /// Removes the tree at `path` (see `TreeRemover`), reporting what is left.
+    func removeTree(_ path: String) { staging.removeTree(path) }
+
+    /// The default report of a tree not removed whole: a line on standard error (a tool's user
+    /// sees it; under systemd it reaches the journal).
+    public static func printRemovalFailure(_ failure: TreeRemover.Failure) {
+        FileHandle.standardError.write(Data("fetchd: \(failure)\n".utf8))
     }
 }

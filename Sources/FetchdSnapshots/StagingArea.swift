@@ -11,6 +11,11 @@ import Foundation
 public struct StagingArea: Sendable {
     /// The cache's layout.
     let layout: SnapshotLayout
+    /// How trees are removed: the store's, for its folders as for staging ones.
+    let remover: TreeRemover
+    /// Told of every tree that could not be removed whole (the daemon logs it): what is left is
+    /// for the operator to see, never skipped over in silence.
+    let reportRemovalFailure: @Sendable (TreeRemover.Failure) -> Void
 
     /// Where fetches in progress stage their version folders (`<cache>/.staging`, 0700).
     public var directory: String { "\(layout.root)/.staging" }
@@ -84,6 +89,9 @@ public struct StagingArea: Sendable {
     /// such as a half-written meta.json; nothing else should be there).
     public func discard(stagedFile: String) {
         unlink(stagedFile)
-        if let folder = folder(of: stagedFile), rmdir(folder) != 0, errno == ENOTEMPTY { DurableFile.removeTree(folder) }
+        if let folder = folder(of: stagedFile), rmdir(folder) != 0, errno == ENOTEMPTY { removeTree(folder) }
     }
+
+    /// Removes the tree at `path` with `remover`, reporting what is left.
+    func removeTree(_ path: String) { remover.remove(path, reporting: reportRemovalFailure) }
 }
