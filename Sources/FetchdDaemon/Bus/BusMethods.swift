@@ -93,19 +93,18 @@ struct BusMethods: Sendable {
     }
 
     /// The registration `name` means for this caller: its own by the name it chose, or, for
-    /// root and `control_group`, any uid's as `NAME@UID`.
-    /// Whether the caller is privileged is asked only for another uid's name: it reads the user
-    /// database.
+    /// root, `control_group` and whom polkit's `manage-all` admits (system bus), any uid's as
+    /// `NAME@UID`. Whether the caller is privileged is asked only for another uid's name: it
+    /// reads the user database.
     private func resolve(_ name: String, _ request: BusRequest) async throws(BusReplyError) -> RegisteredName {
         if let qualified = RegisteredName(qualified: name) {
             let daemon = await coordinator.config.daemon
-            guard qualified.uid == request.uid || RegisteredHandlers.caller(uid: request.uid, daemon: daemon) == .privileged else {
+            if qualified.uid != request.uid, RegisteredHandlers.caller(uid: request.uid, daemon: daemon) != .privileged {
                 // On the system bus polkit may let an administrator in; elsewhere nobody else.
                 guard polkit.decides else {
                     throw BusAPI.Failure.notPermitted("\(BusAPI.Failure.quoted(name)) belongs to uid \(qualified.uid); only root and the control group may reach another uid's handlers")
                 }
                 try await polkit.require(BusAPI.Action.manageAll, request, doing: "reach \(BusAPI.Failure.quoted(name)), a handler of uid \(qualified.uid)")
-                return qualified
             }
             return qualified
         }
