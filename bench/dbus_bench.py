@@ -133,6 +133,8 @@ def main():
 
     bus.add_signal_receiver(completed, signal_name="FetchCompleted", dbus_interface=INTERFACE, path=PATH)
     samples = {"method_dbus": [], "method_control": [], "signal_dbus": [], "signal_control": []}
+    # Asked before the run's folder is removed.
+    filesystem = subprocess.run(["stat", "-f", "-c", "%T", str(root)], capture_output=True, text=True).stdout.strip()
     try:
         for index in range(arguments.n):
             began = time.monotonic()
@@ -160,9 +162,9 @@ def main():
         bus_daemon.terminate()
         shutil.rmtree(root, ignore_errors=True)
     results = {key: summary(values) for key, values in samples.items()}
+    results["cache_filesystem"] = filesystem
     for kind in ("method", "signal"):
         results[f"{kind}_ratio_median"] = round(results[f"{kind}_dbus"]["median_us"] / results[f"{kind}_control"]["median_us"], 2)
-    results["cache_filesystem"] = subprocess.run(["stat", "-f", "-c", "%T", str(root)], capture_output=True, text=True).stdout.strip()
     print(json.dumps(results, indent=1))
     if arguments.json:
         pathlib.Path(arguments.json).write_text(json.dumps(results, indent=1) + "\n")

@@ -2,7 +2,7 @@ import FetchdSystemd
 
 extension FetchdClient {
     /// The interface of a handler's object, whose properties are its status.
-    public static let handlerInterface = "org.fetchd.Fetchd1.Handler"
+    public static let handlerInterface = Fetchd1Names.handlerInterface
 
     /// The path of the handler's object (`GetHandlerObject`).
     public func handlerObject(_ name: String) async throws(FetchdError) -> String {

@@ -29,11 +29,11 @@ public final class FetchdClient: Sendable {
     public typealias Value = BusOption
 
     /// The bus name, the interface's name, and the object's path: version 1 of the API.
-    public static let busName = "org.fetchd.Fetchd1"
+    public static let busName = Fetchd1Names.busName
     /// The interface.
-    public static let interface = "org.fetchd.Fetchd1"
+    public static let interface = Fetchd1Names.interface
     /// The object.
-    public static let path = "/org/fetchd/Fetchd1"
+    public static let path = Fetchd1Names.path
 
     /// How long a call waits for fetchd's reply: D-Bus's usual 25 s, which leaves time for fetchd
     /// to be started by D-Bus activation on the first call.

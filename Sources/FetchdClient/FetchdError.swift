@@ -9,17 +9,17 @@ public struct FetchdError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The D-Bus error names a caller may meet: fetchd's (fetchd-dbus(7)) and the bus's.
     public enum Name {
         /// A name or option is malformed, of the wrong type, unknown or not allowed.
-        public static let invalidArguments = "org.fetchd.Fetchd1.Error.InvalidArguments"
+        public static let invalidArguments = Fetchd1Names.error("InvalidArguments")
         /// No handler of that name is registered for the caller.
-        public static let notFound = "org.fetchd.Fetchd1.Error.NotFound"
-        /// The handler belongs to another uid.
-        public static let notPermitted = "org.fetchd.Fetchd1.Error.NotPermitted"
-        /// The uid has registered as many handlers as it may.
-        public static let quotaExceeded = "org.fetchd.Fetchd1.Error.QuotaExceeded"
+        public static let notFound = Fetchd1Names.error("NotFound")
+        /// The handler belongs to another uid, or polkit did not allow the call.
+        public static let notPermitted = Fetchd1Names.error("NotPermitted")
+        /// A quota of the uid's (`dbus_max_*`) would be passed.
+        public static let quotaExceeded = Fetchd1Names.error("QuotaExceeded")
         /// The handler has published no content yet.
-        public static let noSnapshot = "org.fetchd.Fetchd1.Error.NoSnapshot"
+        public static let noSnapshot = Fetchd1Names.error("NoSnapshot")
         /// fetchd could not store or read what it needed; nothing changed.
-        public static let failed = "org.fetchd.Fetchd1.Error.Failed"
+        public static let failed = Fetchd1Names.error("Failed")
         /// No fetchd on the bus, and none could be started (D-Bus activation).
         public static let serviceUnknown = "org.freedesktop.DBus.Error.ServiceUnknown"
         /// The bus could not be reached.

@@ -25,7 +25,7 @@ extension FuzzTarget {
             precondition(request.uid == script.uid)
             if case .register(let name, let options) = request.method { register(name, options, uid: script.uid) }
         case (.failure(let error), .refused(let reasons)):
-            precondition(error.name == "org.fetchd.Fetchd1.Error.InvalidArguments", "\(script.member): \(error.name): \(error.message)")
+            precondition(error.name == Fetchd1Names.error("InvalidArguments"), "\(script.member): \(error.name): \(error.message)")
             // Each expected reason is how the message starts (bytes compared: Foundation's
             // search took seconds over 64 reasons of 16 KiB).
             precondition(reasons.contains { error.message.utf8.starts(with: $0.utf8) },

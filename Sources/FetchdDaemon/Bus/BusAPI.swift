@@ -1,15 +1,15 @@
 import FetchdCore
 import FetchdSystemd
 
-/// The names of fetchd's D-Bus API (fetchd-dbus(7)), version 1: a new major version gets new
-/// names beside these, so applications written for this one keep working.
+/// What the daemon's side of its D-Bus API names (`Fetchd1Names`, shared with the client
+/// library): the bus name, interface and object, polkit's actions, and the errors it answers.
 enum BusAPI {
-    /// The well-known bus name, the interface's name, and the object's path.
-    static let name = "org.fetchd.Fetchd1"
-    /// The one interface.
-    static let interface = "org.fetchd.Fetchd1"
-    /// The one object.
-    static let path = "/org/fetchd/Fetchd1"
+    /// The well-known bus name.
+    static let name = Fetchd1Names.busName
+    /// The main object's interface.
+    static let interface = Fetchd1Names.interface
+    /// The main object.
+    static let path = Fetchd1Names.path
 
     /// The polkit actions (`org.fetchd.Fetchd1.policy`) asked on the system bus.
     enum Action {
@@ -56,7 +56,7 @@ enum BusAPI {
 
         /// The error `org.fetchd.Fetchd1.Error.SUFFIX`.
         private static func named(_ suffix: String, _ message: String) -> BusReplyError {
-            BusReplyError(name: "\(BusAPI.interface).Error.\(suffix)", message: message)
+            BusReplyError(name: Fetchd1Names.error(suffix), message: message)
         }
     }
 }

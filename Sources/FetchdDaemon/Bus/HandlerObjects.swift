@@ -13,9 +13,9 @@ import Synchronization
 /// an object; the others are told it does not exist.
 final class HandlerObjects: BusHandlerObjects {
     /// Where the objects live.
-    static let pathPrefix = BusAPI.path + "/handler"
+    static let pathPrefix = Fetchd1Names.handlerPathPrefix
     /// The interface they carry.
-    static let interface = "org.fetchd.Fetchd1.Handler"
+    static let interface = Fetchd1Names.handlerInterface
 
     private struct Object {
         var uid: UInt32
