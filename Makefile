@@ -246,6 +246,7 @@ bench-learning: deps
 	python3 bench/learning_split.py --check
 	python3 bench/population_prior.py --check
 	$(RELEASE_BUILD) --product fetchctl
+	$(RELEASE_BUILD) --product fetchd-runas
 	python3 bench/learning_bench.py $$($(RELEASE_BUILD) --show-bin-path) --check \
 		--policy learned --policy time-of-day --policy profile --json bench/results/learning-$$(date +%Y%m%d).json
 
@@ -376,6 +377,8 @@ SYSTEM_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
 USER_UNIT_DIR ?= $(PREFIX)/lib/systemd/user
 SYSUSERS_DIR ?= $(PREFIX)/lib/sysusers.d
 endif
+# fetchd-runas is started by its unit only, never by a person: a program folder, not bin.
+LIBEXEC_DIR ?= $(PREFIX)/libexec/fetchd
 # polkit reads rules only from /usr/share/polkit-1/rules.d and /etc/polkit-1/rules.d, whatever PREFIX.
 POLKIT_RULES_DIR ?= /usr/share/polkit-1/rules.d
 # polkit reads the actions its callers ask about only from here, whatever PREFIX.
@@ -403,6 +406,7 @@ install: release man
 	install -m 0644 systemd/fetchd.sysusers $(DESTDIR)$(SYSUSERS_DIR)/fetchd.conf
 	release=$$($(RELEASE_BUILD) --show-bin-path) && \
 	install -m 0755 $$release/fetchd $$release/fetchctl $(DESTDIR)$(PREFIX)/bin/ && \
+	install -D -m 0755 $$release/fetchd-runas $(DESTDIR)$(LIBEXEC_DIR)/fetchd-runas && \
 	for tool in fetchd fetchctl; do \
 		$$release/$$tool --generate-completion-script bash | sed '1{/^#!/d}' \
 			> $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$tool && \
@@ -411,13 +415,13 @@ install: release man
 		|| exit 1; \
 	done
 	for unit in systemd/*.service systemd/*.socket systemd/*.timer; do \
-		sed 's#@bindir@#$(PREFIX)/bin#g' $$unit > $(DESTDIR)$(SYSTEM_UNIT_DIR)/$$(basename $$unit); done
+		sed 's#@bindir@#$(PREFIX)/bin#g; s#@libexecdir@#$(LIBEXEC_DIR)#g' $$unit > $(DESTDIR)$(SYSTEM_UNIT_DIR)/$$(basename $$unit); done
 	for unit in systemd/user/*; do \
 		sed 's#@bindir@#$(PREFIX)/bin#g' $$unit > $(DESTDIR)$(USER_UNIT_DIR)/$$(basename $$unit); done
 	chmod 0644 $(DESTDIR)$(SYSTEM_UNIT_DIR)/fetchd* $(DESTDIR)$(USER_UNIT_DIR)/fetchd*
 	[ -e $(DESTDIR)/etc/fetchd/fetchd.toml ] || install -m 0644 config/fetchd.toml $(DESTDIR)/etc/fetchd/fetchd.toml
 	install -d $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples
-	install -m 0644 config/handlers.d/*.toml systemd/user-handlers.conf $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples/
+	install -m 0644 config/handlers.d/*.toml $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples/
 	install -m 0644 examples/python/fetchd-client.py $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples/
 	install -d $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples/swift/Sources/fetchd-swift-client
 	install -m 0644 examples/swift/Package.swift $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples/swift/
@@ -457,7 +461,8 @@ deb: release man
 # them by hand if wanted. Stop and disable the units first:
 # systemctl disable --now fetchd.socket fetchd-wake.timer fetchd; systemctl stop 'fetchd-planned@*.timer'
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/fetchd $(DESTDIR)$(PREFIX)/bin/fetchctl
+	rm -f $(DESTDIR)$(PREFIX)/bin/fetchd $(DESTDIR)$(PREFIX)/bin/fetchctl $(DESTDIR)$(LIBEXEC_DIR)/fetchd-runas
+	rmdir $(DESTDIR)$(LIBEXEC_DIR) 2>/dev/null || true
 	for tool in fetchd fetchctl; do rm -f $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$tool \
 		$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_$$tool \
 		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/$$tool.fish; done

@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .executable(name: "fetchd", targets: ["fetchd"]),
         .executable(name: "fetchctl", targets: ["fetchctl"]),
+        .executable(name: "fetchd-runas", targets: ["fetchd-runas"]),
         // For applications written in Swift: fetchd's D-Bus API as a typed client
         // (examples/swift depends on it by path).
         .library(name: "FetchdClient", targets: ["FetchdClient"]),
@@ -154,6 +155,16 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The privileged part of the system service: starts a configured program as its user for
+        // fetchd, which never runs as root (fetchd-runas(8)).
+        .target(name: "FetchdRunas", dependencies: ["FetchdConfig", "FetchdCore", "FetchdHandlers", "FetchdSnapshots", "CPosixShim"]),
+        .executableTarget(
+            name: "fetchd-runas",
+            dependencies: [
+                "FetchdRunas", "FetchdHandlers", "FetchdCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         // Test-only tool: writes snapshots in a loop so tests can SIGKILL it mid-write.
         .executableTarget(name: "fetchd-test-helper", dependencies: ["FetchdSnapshots", "FetchdCore"]),
         // The fuzz targets: every parser of bytes fetchd did not write (config, traces, control
@@ -219,7 +230,7 @@ let package = Package(
         // Tests that run the built fetchd and fetchctl as a user would, outside systemd.
         .testTarget(
             name: "FetchdEndToEndTests",
-            dependencies: ["FetchdClient", "FetchdControl", "FetchdCore", "FetchdSnapshots", "FetchdState", "FetchdTestSupport"]
+            dependencies: ["FetchdClient", "FetchdControl", "FetchdCore", "FetchdHandlers", "FetchdSnapshots", "FetchdState", "FetchdTestSupport"]
         ),
         // Every fuzz target over its committed seeds (what `make fuzz` starts from).
         .testTarget(name: "FetchdFuzzingTests", dependencies: ["FetchdFuzzing", "FetchdTestSupport"]),

@@ -48,6 +48,9 @@ public struct LoadedConfig: Sendable, Equatable {
         handlers.contains { $0.kind == .exec || $0.transfer?.onComplete != nil }
     }
 
+    /// Whether fetchd starts programs itself: it runs some, and not through fetchd-runas.
+    public var startsPrograms: Bool { runsPrograms && daemon.runasSocket == nil }
+
     /// The handler named `name`, if it is loaded.
     public func handler(named name: String) -> HandlerConfig? { places[name].map { handlers[$0] } }
 

@@ -11,6 +11,8 @@ public struct DaemonConfig: Sendable, Equatable {
     public var runtimeDirectory: String = Defaults.runtimeDirectory
     /// The control socket's path; nil means `<runtime_dir>/control.sock`.
     public var socketPathOverride: String?
+    /// fetchd-runas's socket (`--runas-socket`): programs are started there, not by fetchd.
+    public var runasSocket: String?
     /// The folder of handler files; relative paths are taken from the main file's folder.
     public var handlersDirectory: String = Defaults.handlersDirectoryName
     /// How many exec handlers may run at once.

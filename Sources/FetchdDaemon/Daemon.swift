@@ -43,7 +43,7 @@ public struct Daemon {
         ProgramCgroup.removeLeftovers()
         // Said once a start where it matters: programs that cannot each have a control group
         // may outlive their deadline (fetchctl status says it too).
-        if case .processGroups = ProgramCgroup.placement, config.runsPrograms {
+        if case .processGroups = ProgramCgroup.placement, config.startsPrograms {
             logger.warning("\(ProgramCgroup.placement)")
         } else {
             logger.debug("\(ProgramCgroup.placement)")

@@ -10,7 +10,7 @@ public enum HandlerFactory {
                             httpClient: HTTPClient = .shared) -> any FetchHandler {
         switch config.options {
         case .exec(let program):
-            makeExec(config, command: program.command, daemon: daemon)
+            makeProgram(config, command: program.command, daemon: daemon)
         case .http(let request):
             makeHTTP(request, maxBytes: config.maxBytes, client: httpClient)
         case .transfer:
@@ -24,6 +24,23 @@ public enum HandlerFactory {
     private struct Refusing: FetchHandler {
         let reason: String
         func performFetch(context: FetchContext) async { context.complete(.failed(reason: reason)) }
+    }
+
+    /// An exec handler's program (`command`), or a transfer's `on_complete` with the published
+    /// file (`snapshot`): run by fetchd-runas when `daemon.runasSocket` is set, else by fetchd.
+    public static func makeProgram(_ config: HandlerConfig, command: [String], snapshot: String? = nil,
+                                   daemon: DaemonConfig) -> any FetchHandler {
+        let grace = Duration.milliseconds(Int64(daemon.killGraceSeconds * 1000))
+        if let socket = daemon.runasSocket {
+            var handler = RunasExecHandler(socketPath: socket, program: snapshot == nil ? .command : .onComplete, killGrace: grace)
+            handler.snapshot = snapshot
+            return handler
+        }
+        guard let snapshot else { return makeExec(config, command: command, daemon: daemon) }
+        var program = makeExec(config, command: command + [snapshot], daemon: daemon)
+        program.environment["FETCHD_SNAPSHOT"] = snapshot
+        program.writesSnapshot = false
+        return program
     }
 
     /// The program `command` under `config`'s environment, user and `max_bytes`: an exec

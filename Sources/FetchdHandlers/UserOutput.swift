@@ -67,7 +67,7 @@ enum UserOutput {
     }
 
     /// Copies the first `bytes` bytes of `source` to a new file at `output`, hashing them.
-    private static func copy(_ source: Int32, bytes: Int, to output: String) -> Taken {
+    static func copy(_ source: Int32, bytes: Int, to output: String) -> Taken {
         let target = open(output, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard target >= 0 else {
             return .refused("cannot create \(output) for the snapshot: \(String(cString: strerror(errno)))")

@@ -41,6 +41,9 @@ struct FetchdCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Override the control socket path.")
     var socket: String?
 
+    @Option(name: .long, help: "Start handler programs through fetchd-runas at this socket, not as fetchd (the system service).")
+    var runasSocket: String?
+
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
@@ -57,12 +60,13 @@ struct FetchdCommand: AsyncParsableCommand {
             throw ExitCode(examination.exitStatus)
         }
         // The same loading, with the same overrides, at start and at every reload.
-        let load: @Sendable () throws(ConfigLoadError) -> LoadedConfig = { [config, missingConfigOK, cacheDir, stateDir, runtimeDir, socket] () throws(ConfigLoadError) -> LoadedConfig in
+        let load: @Sendable () throws(ConfigLoadError) -> LoadedConfig = { [config, missingConfigOK, cacheDir, stateDir, runtimeDir, socket, runasSocket] () throws(ConfigLoadError) -> LoadedConfig in
             var loaded = try ConfigLoader.load(mainFile: mainFile, requireMainFile: config != nil && !missingConfigOK)
             if let cacheDir { loaded.daemon.cacheDirectory = cacheDir }
             if let stateDir { loaded.daemon.stateDirectory = stateDir }
             if let runtimeDir { loaded.daemon.runtimeDirectory = runtimeDir }
             if let socket { loaded.daemon.socketPathOverride = socket }
+            if let runasSocket { loaded.daemon.runasSocket = runasSocket }
             return loaded
         }
         LogDestination.bootstrap(level: logLevel)

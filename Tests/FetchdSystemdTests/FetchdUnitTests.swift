@@ -16,7 +16,8 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUnitTests {
         for name in try FileManager.default.contentsOfDirectory(atPath: repository + "/systemd")
         where [".service", ".socket", ".timer"].contains(where: name.hasSuffix) {
             let text = try String(contentsOfFile: repository + "/systemd/" + name, encoding: .utf8)
-            try namespace.writeFile("/run/systemd/system/" + name, text.replacingOccurrences(of: "@bindir@", with: binDirectory))
+            try namespace.writeFile("/run/systemd/system/" + name, text.replacingOccurrences(of: "@bindir@", with: binDirectory)
+                .replacingOccurrences(of: "@libexecdir@", with: binDirectory))
         }
         for (unit, text) in dropIns {
             try namespace.writeFile("/run/systemd/system/\(unit).d/test.conf", text)
@@ -218,11 +219,14 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUnitTests {
         let content = namespace.hostDirectory(for: "/var/cache/fetchd") + "/probe/latest/content"
         #expect(await waitUntil(timeoutSeconds: 15) { FileManager.default.fileExists(atPath: content) })
         let lines = try String(contentsOfFile: content, encoding: .utf8).split(separator: "\n").map(String.init)
-        #expect(lines.first == "fetchd", "\(lines)")
-        for path in ["/usr/probe", "/etc/probe", "/etc/fetchd/probe", "/root/probe"] {
+        // The program runs as fetchd-exec (fetchd-runas's default user), not as fetchd: it may
+        // not write fetchd's state either.
+        #expect(lines.first == "fetchd-exec", "\(lines)")
+        for path in ["/usr/probe", "/etc/probe", "/etc/fetchd/probe", "/var/lib/fetchd/probe", "/root/probe"] {
             #expect(lines.contains("denied \(path)"), "\(lines)")
         }
-        #expect(lines.contains("wrote /var/lib/fetchd/probe"), "its own state directory stays writable: \(lines)")
+        // fetchd's own state directory is its to write: its database is there.
+        #expect(FileManager.default.fileExists(atPath: namespace.hostDirectory(for: "/var/lib/fetchd") + "/state.sqlite"))
         // The snapshots are for other programs: another user can read them.
         let reader = try await namespace.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
                                               "cat", "/var/cache/fetchd/probe/latest/content"])
@@ -238,30 +242,43 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUnitTests {
         }, "\(notes)")
     }
 
-    /// The shipped drop-in for `user =` handlers (systemd/user-handlers.conf) is all they need:
-    /// fetchd runs as root, the program as its user, and what it wrote is published.
-    @Test func theUserHandlersDropInLetsAProgramRunAsItsUser() async throws {
+    /// fetchd (user fetchd, no capability at all) has fetchd-runas start its programs: one with
+    /// `user` as that user, one without as fetchd-exec, each in a unit of its own; what they
+    /// wrote is published as fetchd's.
+    @Test func fetchdRunasStartsEachProgramAsItsUserAndFetchdHoldsNoPrivilege() async throws {
         let namespace = try await SystemdNamespace()
         defer { namespace.shutdown() }
-        let dropIn = try String(contentsOfFile: Self.repository + "/systemd/user-handlers.conf", encoding: .utf8)
         try await Self.install(namespace, handlers: """
             [[handler]]
             name = "as-nobody"
             kind = "exec"
             user = "nobody"
-            command = ["/bin/sh", "-c", "id -u > \\"$FETCHD_OUTPUT\\""]
+            command = ["/bin/sh", "-c", "id -un > \\"$FETCHD_OUTPUT\\""]
             min_interval = "1h"
-            """, dropIns: ["fetchd.service": dropIn])
+
+            [[handler]]
+            name = "as-default"
+            kind = "exec"
+            command = ["/bin/sh", "-c", "id -un > \\"$FETCHD_OUTPUT\\""]
+            min_interval = "1h"
+            """)
         try await namespace.check(["systemctl", "start", "fetchd.service"])
-        let content = namespace.hostDirectory(for: "/var/cache/fetchd") + "/as-nobody/latest/content"
-        var results: [String] = []
-        #expect(try await eventually(timeoutSeconds: 20) {
-            results = try await Self.results(namespace, "as-nobody").map { $0["MESSAGE"] ?? "" }
-            return !results.isEmpty
-        })
-        #expect(FileManager.default.fileExists(atPath: content), "\(results)")
-        #expect((try? String(contentsOfFile: content, encoding: .utf8)) == "65534\n", "\(results)")
-        #expect(try await Self.mainUser(namespace) == "root")
+        let cache = namespace.hostDirectory(for: "/var/cache/fetchd")
+        for (handler, user) in [("as-nobody", "nobody"), ("as-default", "fetchd-exec")] {
+            var results: [String] = []
+            #expect(try await eventually(timeoutSeconds: 20) {
+                results = try await Self.results(namespace, handler).map { $0["MESSAGE"] ?? "" }
+                return !results.isEmpty
+            })
+            let content = try? String(contentsOfFile: "\(cache)/\(handler)/latest/content", encoding: .utf8)
+            #expect(content == user + "\n", "\(handler): \(results)")
+        }
+        #expect(try await Self.mainUser(namespace) == "fetchd")
+        let pid = try await namespace.property("MainPID", of: "fetchd.service")
+        let status = try String(contentsOfFile: namespace.hostPath("/proc/\(pid)/status"), encoding: .utf8)
+        #expect(status.contains("CapEff:\t0000000000000000") && status.contains("CapPrm:\t0000000000000000"), "\(status)")
+        let runs = try await namespace.run(["journalctl", "--no-pager", "-o", "cat", "-u", "fetchd-runas@*"]).stdout
+        #expect(runs.contains("as-nobody (command) as nobody: newData"), "\(runs)")
     }
 
     /// A program whose child leaves its session (`setsid`) and sleeps: under the shipped unit

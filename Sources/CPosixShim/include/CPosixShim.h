@@ -54,6 +54,27 @@ pid_t fetchd_spawn(const char *path, char *const argv[], char *const envp[], int
 /// `fetchd_spawn`'s failed steps: joining the control group, or anything else.
 enum { FETCHD_SPAWN_STEP_OTHER = 0, FETCHD_SPAWN_STEP_CGROUP = 1 };
 
+/// A close-on-exec, non-blocking SOCK_SEQPACKET socket connected to the Unix socket at `path`
+/// (fetchd-runas's). Returns it, or -1 with errno set (ENAMETOOLONG for a path that does not fit).
+int fetchd_seqpacket_connect(const char *path);
+
+/// Sends one message of `length` bytes on `socket`, with the descriptor `fd` attached
+/// (SCM_RIGHTS) when it is not -1. Returns the bytes sent, or -1 with errno set.
+long fetchd_send_with_descriptor(int socket, const void *bytes, unsigned long length, int fd);
+
+/// Receives one message into `buffer` (`MSG_DONTWAIT` when `wait` is 0) and the descriptor sent
+/// with it, close-on-exec, in `*fd` (-1 when none; any further ones are closed). Returns its
+/// length (0: the peer closed), or -1 with errno set; a message longer than `length` is an error
+/// (EMSGSIZE), never cut silently.
+long fetchd_receive_with_descriptor(int socket, void *buffer, unsigned long length, int wait, int *fd);
+
+/// The uid of the process at the other end of the Unix socket `socket` (SO_PEERCRED), or -1.
+long long fetchd_peer_uid(int socket);
+
+/// setfsuid(2) and setfsgid(2) for the calling thread: file-system checks as `uid`/`gid`.
+/// Return the previous ids.
+int fetchd_set_filesystem_ids(uid_t uid, gid_t gid);
+
 #include <stdbool.h>
 
 /// Sets Swift concurrency's global-executor hook (`swift_task_enqueueGlobal_hook`) to `hook`, a

@@ -80,7 +80,7 @@ struct StatusView {
                                   startedAt: instance.startedAt, handlers: handlers, configProblems: problems)
         report.pushListener = instance.pushListenerAddress
         report.handlersDirectory = config.handlersDirectory
-        if case .processGroups = ProgramCgroup.placement, config.runsPrograms {
+        if case .processGroups = ProgramCgroup.placement, config.startsPrograms {
             report.programIsolation = ProgramCgroup.placement.description
         }
         return report

@@ -94,7 +94,10 @@ final class FetchPipeline: Sendable {
         let outputPath: String
         var userOutputPath: String?
         do throws(DurableFile.Failure) {
-            if let user = handler.user { userOutputPath = try snapshots.staging.userPath(for: handler.name, user: user) }
+            // Through fetchd-runas, the program's folder is fetchd-runas's to make.
+            if let user = handler.user, daemon.runasSocket == nil {
+                userOutputPath = try snapshots.staging.userPath(for: handler.name, user: user)
+            }
             // An http body is written by fetchd in its future version folder; a program's
             // output is moved into one (it might leave other files beside it).
             outputPath = handler.request != nil ? try snapshots.staging.versionPath(for: handler.name)

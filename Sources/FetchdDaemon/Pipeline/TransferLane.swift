@@ -81,9 +81,7 @@ final class TransferLane: Sendable {
     /// `FETCHD_SNAPSHOT`), under `Defaults.onCompleteTimeoutSeconds`; logs how it went.
     func runOnComplete(_ command: [String], handler: HandlerConfig, path: String, trigger: FetchTrigger,
                        daemon: DaemonConfig) async {
-        var program = HandlerFactory.makeExec(handler, command: command + [path], daemon: daemon)
-        program.environment["FETCHD_SNAPSHOT"] = path
-        program.writesSnapshot = false
+        let program = HandlerFactory.makeProgram(handler, command: command, snapshot: path, daemon: daemon)
         let seconds = Defaults.onCompleteTimeoutSeconds
         let context = FetchContext(handlerName: handler.name, trigger: trigger, outputPath: "/dev/null",
                                    previousSnapshotPath: path, deadline: .now + .seconds(seconds),

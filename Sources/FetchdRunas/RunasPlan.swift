@@ -1,0 +1,111 @@
+import FetchdConfig
+import FetchdCore
+import FetchdHandlers
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What fetchd-runas will run for one request, decided from the root-owned configuration alone:
+/// the handler's program and arguments, its environment, the user it runs as and how long it
+/// may take. The request only chooses among what is configured; everything it cannot choose
+/// (the program, the user) is read here, and everything else it carries is checked.
+struct RunasPlan {
+    /// Why a request is refused, in words sent back to fetchd and logged.
+    struct Refusal: Error, CustomStringConvertible {
+        /// E.g. `no handler "x" in /etc/fetchd/fetchd.toml and its handler files`.
+        let description: String
+    }
+
+    /// The handler as configured.
+    let handler: HandlerConfig
+    /// The daemon's settings from the same files (the kill grace, the cache folder).
+    let daemon: DaemonConfig
+    /// The argv, the published file appended for `on_complete`.
+    let command: [String]
+    /// Who the program runs as.
+    let user: UserAccount
+    /// How long it may run: the request's time, held to what the configuration allows.
+    let seconds: Double
+
+    /// The plan for `request` under the configuration at `configPath`; programs of handlers
+    /// without `user` run as `defaultUser` when there is one.
+    static func make(for request: RunasRequest, configPath: String, defaultUser: String?) throws(Refusal) -> RunasPlan {
+        guard request.version == RunasRequest.currentVersion else {
+            throw Refusal(description: "protocol version \(request.version); this fetchd-runas speaks \(RunasRequest.currentVersion) "
+                + "(fetchd and fetchd-runas come from different installs?)")
+        }
+        let loaded: LoadedConfig
+        do { loaded = try ConfigLoader.load(mainFile: configPath, requireMainFile: false, readsSecrets: false) } catch {
+            throw Refusal(description: "the configuration is not usable: \(error)")
+        }
+        guard let handler = loaded.handler(named: request.handler), handler.registeredBy == nil else {
+            throw Refusal(description: "no handler \"\(request.handler)\" in \(configPath) and its handler files")
+        }
+        let user = try account(of: handler, defaultUser: defaultUser)
+        let (command, limit) = try program(request, of: handler, daemon: loaded.daemon)
+        guard request.seconds.isFinite, request.seconds > 0 else {
+            throw Refusal(description: "the time given (\(request.seconds) s) is not a positive number of seconds")
+        }
+        return RunasPlan(handler: handler, daemon: loaded.daemon, command: command, user: user,
+                         seconds: min(request.seconds, limit))
+    }
+
+    /// The user `handler`'s programs run as: its `user`, else `defaultUser`; never root.
+    private static func account(of handler: HandlerConfig, defaultUser: String?) throws(Refusal) -> UserAccount {
+        let account: UserAccount
+        if let user = handler.user {
+            account = user
+        } else if let defaultUser {
+            guard let found = UserAccount.named(defaultUser) else {
+                throw Refusal(description: "no user named \"\(defaultUser)\" (--default-user) on this system; "
+                    + "create it (systemd-sysusers) or change the unit")
+            }
+            account = found
+        } else {
+            throw Refusal(description: "handler \"\(handler.name)\" has no `user`, and fetchd-runas was started "
+                + "without --default-user")
+        }
+        guard account.uid != 0 else {
+            throw Refusal(description: "handler \"\(handler.name)\" would run as root (uid 0): fetchd-runas never "
+                + "starts a program as root; set `user` to an unprivileged account")
+        }
+        return account
+    }
+
+    /// The argv of the program `request` names, and the most seconds it may run.
+    private static func program(_ request: RunasRequest, of handler: HandlerConfig,
+                                daemon: DaemonConfig) throws(Refusal) -> ([String], Double) {
+        switch request.program {
+        case .command:
+            guard let program = handler.program else {
+                throw Refusal(description: "handler \"\(handler.name)\" is not an exec handler: it runs no command")
+            }
+            guard request.snapshot == nil else {
+                throw Refusal(description: "`snapshot` goes with on_complete only")
+            }
+            return (program.command, handler.deadlineSeconds)
+        case .onComplete:
+            guard let command = handler.transfer?.onComplete else {
+                throw Refusal(description: "handler \"\(handler.name)\" has no on_complete")
+            }
+            let snapshot = try publishedFile(request.snapshot, of: handler.name, cache: daemon.cacheDirectory)
+            return (command + [snapshot], Defaults.onCompleteTimeoutSeconds)
+        }
+    }
+
+    /// `path` when it names a regular file (not a link) in `handler`'s folder of the cache, as a
+    /// transfer's published file is; the program is given no other path.
+    static func publishedFile(_ path: String?, of handler: String, cache: String) throws(Refusal) -> String {
+        guard let path else { throw Refusal(description: "on_complete needs `snapshot`, the published file") }
+        let folder = cache + "/" + handler + "/"
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        var info = stat()
+        guard path.hasPrefix(folder), !parts.contains(".."), !parts.contains("."),
+              lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            throw Refusal(description: "`snapshot` (\(path)) is not a file in \(folder)")
+        }
+        return path
+    }
+}

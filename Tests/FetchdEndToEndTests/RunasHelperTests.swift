@@ -1,0 +1,141 @@
+import FetchdCore
+import FetchdHandlers
+import FetchdTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The built `fetchd-runas` serving one connection (a socket pair on its stdin, as systemd's
+/// `Accept=yes` hands it one), and fetchd through it: programs run as their users, a stop ends
+/// the program, fetchd's deadline expires it, and its folder is gone after. The refusals are
+/// asked in a real systemd (FetchdRunasTests), where the socket's owner and mode count too.
+@Suite(.serialized, .enabled(if: getuid() == 0, "needs root: fetchd-runas switches users"))
+struct RunasHelperTests {
+    static let handlers = """
+        [[handler]]
+        name = "who"
+        kind = "exec"
+        user = "nobody"
+        command = ["/bin/sh", "-c", "id -un > \\"$FETCHD_OUTPUT\\"; echo \\"$FETCHD_TRIGGER $FETCHD_PUSH_DATA\\" >> \\"$FETCHD_OUTPUT\\""]
+
+        [[handler]]
+        name = "default"
+        kind = "exec"
+        command = ["/bin/sh", "-c", "id -un > \\"$FETCHD_OUTPUT\\""]
+
+        [[handler]]
+        name = "slow"
+        kind = "exec"
+        user = "nobody"
+        deadline = "2s"
+        command = ["/bin/sh", "-c", "exec sleep 101"]
+        """
+
+    /// A configuration (root's, as fetchd-runas requires), a folder for the runs' workspaces.
+    struct Setup {
+        let directory: TemporaryDirectory
+        let configPath: String
+        var workRoot: String { directory.file("work") }
+
+        init() throws {
+            directory = try TemporaryDirectory("fetchd-runas")
+            configPath = try TestConfig.write(in: directory, handlers: RunasHelperTests.handlers)
+            try FileManager.default.createDirectory(atPath: directory.file("work"), withIntermediateDirectories: true)
+            // The users' programs pass through the test's folders (mkdtemp makes them 0700).
+            chmod(directory.path, 0o711)
+        }
+    }
+
+    /// Starts fetchd-runas on one end of a new socket pair; the other end, and the process.
+    static func start(_ setup: Setup, defaultUser: String? = "daemon") throws -> (RunasConnection, Process) {
+        var ends: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestBinaries.path(of: "fetchd-runas"))
+        process.arguments = ["--config", setup.configPath, "--work-root", setup.workRoot]
+            + (defaultUser.map { ["--default-user", $0] } ?? [])
+        process.standardInput = FileHandle(fileDescriptor: ends[1], closeOnDealloc: true)
+        try process.run()
+        return (RunasConnection(adopting: ends[0]), process)
+    }
+
+    static func reply(on connection: RunasConnection) throws -> (RunasReply, String?) {
+        let message = try #require(try connection.receive(limit: RunasReply.maxBytes, wait: true))
+        let reply = try JSONDecoder().decode(RunasReply.self, from: message.bytes)
+        guard message.descriptor >= 0 else { return (reply, nil) }
+        defer { close(message.descriptor) }
+        return (reply, try FileHandle(fileDescriptor: message.descriptor).readToEnd().map { String(decoding: $0, as: UTF8.self) })
+    }
+
+    @Test func theConfiguredProgramRunsAsItsUserAndItsFolderIsGoneAfter() throws {
+        let setup = try Setup()
+        defer { setup.directory.remove() }
+        for (handler, expected) in [("who", "nobody\npush {\"a\":1}\n"), ("default", "daemon\n")] {
+            let (connection, process) = try Self.start(setup)
+            var request = RunasRequest(handler: handler, program: .command, trigger: .push, seconds: 10, wallDeadline: 0)
+            request.pushData = "{\"a\":1}"
+            try connection.send(request)
+            let (reply, output) = try Self.reply(on: connection)
+            #expect(reply.result == .newData && reply.outputBytes == expected.utf8.count, "\(reply)")
+            #expect(output == expected)
+            process.waitUntilExit()
+            #expect(try FileManager.default.contentsOfDirectory(atPath: setup.workRoot).isEmpty)
+        }
+    }
+
+    @Test func withoutADefaultUserAHandlerWithoutUserIsRefused() throws {
+        let setup = try Setup()
+        defer { setup.directory.remove() }
+        let (connection, process) = try Self.start(setup, defaultUser: nil)
+        try connection.send(RunasRequest(handler: "default", program: .command, trigger: .manual, seconds: 10, wallDeadline: 0))
+        let (reply, output) = try Self.reply(on: connection)
+        #expect(reply.result == .refused && (reply.reason ?? "").contains("--default-user"), "\(reply)")
+        #expect(output == nil)
+        process.waitUntilExit()
+    }
+
+    @Test func aStopMessageEndsTheProgramAtOnce() throws {
+        let setup = try Setup()
+        defer { setup.directory.remove() }
+        let (connection, process) = try Self.start(setup)
+        try connection.send(RunasRequest(handler: "slow", program: .command, trigger: .manual, seconds: 60, wallDeadline: 0))
+        Thread.sleep(forTimeInterval: 0.5)
+        let started = Date()
+        try connection.send(RunasStop())
+        let (reply, _) = try Self.reply(on: connection)
+        #expect(reply.result == .failed && reply.reason == "stopped: fetchd asked", "\(reply)")
+        #expect(Date().timeIntervalSince(started) < 5)
+        process.waitUntilExit()
+    }
+
+    /// fetchd with `--runas-socket`, fetchd-runas behind systemd-socket-activate: the results are
+    /// fetchd's as if it ran the programs, and a program past its deadline is expired and ended.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-socket-activate")))
+    func fetchdRunsItsProgramsThroughFetchdRunas() async throws {
+        let daemon = try DaemonProcess(handlers: Self.handlers)
+        defer { daemon.directory.remove() }
+        chmod(daemon.directory.path, 0o711)
+        let socket = daemon.directory.file("runas.sock")
+        // Spawned, not a Foundation Process: the activator's own children must stay its own.
+        let activator = try spawnProcess(["/usr/bin/systemd-socket-activate", "--seqpacket", "--accept", "--inetd", "-l", socket,
+                                          TestBinaries.path(of: "fetchd-runas"), "--config", daemon.configPath,
+                                          "--default-user", "daemon"])
+        defer {
+            kill(activator, SIGKILL)
+            waitpid(activator, nil, 0)
+        }
+        #expect(await waitUntil(timeoutSeconds: 10) { FileManager.default.fileExists(atPath: socket) })
+        let started = Date()
+        let result = try await ChildProcess.runWithoutBlocking(TestBinaries.path(of: "fetchd"),
+                                                               ["--config", daemon.configPath, "--once", "--runas-socket", socket])
+        #expect(Date().timeIntervalSince(started) < 15, "the slow handler was not ended at its deadline")
+        #expect(try String(contentsOfFile: daemon.cachePath + "/who/latest/content", encoding: .utf8).hasPrefix("nobody\ntimer"))
+        #expect(try String(contentsOfFile: daemon.cachePath + "/default/latest/content", encoding: .utf8) == "daemon\n")
+        #expect(result.output.contains("slow: expired"), "\(result.output)")
+        let sleeping = try ChildProcess.run("/usr/bin/pgrep", ["-f", "^sleep 101$"])
+        #expect(sleeping.status == 1, "the expired program is still running: \(sleeping.output)")
+    }
+}
