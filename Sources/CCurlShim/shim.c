@@ -1,6 +1,8 @@
 #include <string.h>
 #include "CCurlShim.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 CURLcode fetchd_curl_setopt_long(CURL *handle, CURLoption option, long value) {
@@ -67,15 +69,31 @@ CURLcode fetchd_curl_msg_result(const CURLMsg *message) {
    in fetchd's process (a Swift handler's Process, a library) would inherit every connection
    open at that moment and hold it open after libcurl closed it. So fetchd opens them, with the
    flag in the one socket() call: no child started from another thread between socket() and a
-   later fcntl() can inherit one. */
-static curl_socket_t fetchd_curl_open_cloexec_socket(void *userdata, curlsocktype purpose, struct curl_sockaddr *address) {
-    (void)userdata;
+   later fcntl() can inherit one.
+   The gate, when there is one, is asked first with the numeric address libcurl is about to
+   connect to (the proxy's, when the connection is to a proxy): a refused address gets no
+   socket, so not even a SYN reaches it. An address of another family (fetchd asks for none)
+   is passed as "", which names no address at all. */
+static curl_socket_t fetchd_curl_open_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *address) {
     (void)purpose;
+    const fetchd_curl_socket_gate *gate = clientp;
+    if (gate && gate->admit) {
+        char text[INET6_ADDRSTRLEN] = "";
+        const void *bytes = NULL;
+        if (address->family == AF_INET && address->addrlen >= sizeof(struct sockaddr_in))
+            bytes = &((const struct sockaddr_in *)(const void *)&address->addr)->sin_addr;
+        else if (address->family == AF_INET6 && address->addrlen >= sizeof(struct sockaddr_in6))
+            bytes = &((const struct sockaddr_in6 *)(const void *)&address->addr)->sin6_addr;
+        if (bytes && !inet_ntop(address->family, bytes, text, sizeof text)) text[0] = 0;
+        if (!gate->admit(gate->userdata, text)) return CURL_SOCKET_BAD;
+    }
     return socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
 }
 
-CURLcode fetchd_curl_set_close_on_exec_sockets(CURL *handle) {
-    return curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, fetchd_curl_open_cloexec_socket);
+CURLcode fetchd_curl_set_open_socket_gate(CURL *handle, const fetchd_curl_socket_gate *gate) {
+    CURLcode code = curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, fetchd_curl_open_socket);
+    if (code != CURLE_OK) return code;
+    return curl_easy_setopt(handle, CURLOPT_OPENSOCKETDATA, (void *)gate);
 }
 
 static CURLUcode copy_part(CURLU *handle, CURLUPart which, unsigned int flags, char *buffer, size_t capacity) {

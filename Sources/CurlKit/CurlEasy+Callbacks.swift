@@ -41,7 +41,7 @@ extension CurlEasy {
         var redirects: RedirectPolicy?
         /// The error the policy's refusal of a connection becomes, when it refused one.
         var refusal: HTTPFailure?
-        /// The easy handle this transfer runs on, for the pre-request callback.
+        /// The easy handle this transfer runs on, for the open-socket and pre-request callbacks.
         var handle: UnsafeMutableRawPointer?
         /// When the request has custom headers: the header list to switch to once a redirect
         /// changes the host (the conditional headers only; nil when there are none).
@@ -116,21 +116,41 @@ extension CurlEasy {
         return length
     }
 
+    /// Applies `RedirectPolicy` to each address before a socket is opened for it, so a refused
+    /// one is never sent anything; libcurl then fails the attempt as a connection it could not
+    /// make (`CurlEasy` reports the refusal instead). The connection that is made still goes
+    /// through `checkConnection`, which also sees reused connections (no socket is opened for one).
+    static let admitAddress: fetchd_curl_admit_callback = { userdata, address in
+        let state = Unmanaged<TransferState>.fromOpaque(userdata!).takeUnretainedValue()
+        guard state.redirects != nil, let address, let handle = state.handle else { return 1 }
+        let verdict = state.redirects!.checkBeforeConnecting(to: String(cString: address)) { CurlEasy.effectiveURL(of: handle) }
+        switch verdict {
+        case .allow, .allowWithoutCustomHeaders:
+            return 1
+        case .refuse(let why):
+            state.refusal = .forbiddenRedirect(why)
+            return 0
+        case .refuseAddress(let why):
+            state.refusal = .forbiddenAddress(why)
+            return 0
+        }
+    }
+
     /// Applies `RedirectPolicy` to each connection, before its request is sent. Switching the
     /// header list here takes effect for the request about to be made: libcurl builds it from the
     /// handle's options after this callback returns.
     static let checkConnection: fetchd_curl_prereq_callback = { userdata, primaryIP, _, _, _ in
         let state = Unmanaged<TransferState>.fromOpaque(userdata!).takeUnretainedValue()
         guard state.redirects != nil, let primaryIP, let handle = state.handle else { return CURL_PREREQFUNC_OK }
-        let verdict = state.redirects!.check(connectedAddress: String(cString: primaryIP)) {
-            var url: UnsafePointer<CChar>?
-            guard fetchd_curl_getinfo_string(handle, CURLINFO_EFFECTIVE_URL, &url) == CURLE_OK, let url else { return nil }
-            return String(cString: url)
-        }
+        let verdict = state.redirects!.check(connectedAddress: String(cString: primaryIP)) { CurlEasy.effectiveURL(of: handle) }
         switch verdict {
         case .allow:
+            // An address refused before connecting was passed over for this one: no longer the
+            // reason should the transfer fail later.
+            state.refusal = nil
             return CURL_PREREQFUNC_OK
         case .allowWithoutCustomHeaders:
+            state.refusal = nil
             if let list = state.crossHostHeaders {
                 guard fetchd_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(list)) == CURLE_OK else {
                     state.refusal = .forbiddenRedirect("the custom headers could not be dropped for another host")
@@ -145,6 +165,14 @@ extension CurlEasy {
             state.refusal = .forbiddenAddress(why)
             return CURL_PREREQFUNC_ABORT
         }
+    }
+
+    /// The URL the handle is working on: the configured one, then each redirect's, set before
+    /// libcurl connects for it.
+    private static func effectiveURL(of handle: UnsafeMutableRawPointer) -> String? {
+        var url: UnsafePointer<CChar>?
+        guard fetchd_curl_getinfo_string(handle, CURLINFO_EFFECTIVE_URL, &url) == CURLE_OK, let url else { return nil }
+        return String(cString: url)
     }
 
     /// Keeps the final response's headers, names lower-cased, within `maxHeaderBytes`.

@@ -19,6 +19,9 @@ final class CurlEasy {
     private var headerList: UnsafeMutablePointer<curl_slist>?
     /// The conditional headers alone: what is sent once a redirect changes the host.
     private var crossHostHeaderList: UnsafeMutablePointer<curl_slist>?
+    /// What the open-socket callback asks, at a fixed address for as long as the handle lives:
+    /// libcurl keeps the pointer (CURLOPT_OPENSOCKETDATA).
+    private let socketGate: UnsafeMutablePointer<fetchd_curl_socket_gate>
 
     /// libcurl's global state must be set up once, before any handle exists.
     static let globalInit: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
@@ -33,11 +36,14 @@ final class CurlEasy {
             throw .other(code: -1, message: "libcurl could not be initialised")
         }
         self.handle = handle
+        socketGate = .allocate(capacity: 1)
+        socketGate.initialize(to: fetchd_curl_socket_gate(admit: nil, userdata: nil))
     }
 
     deinit {
         abandon()
         curl_easy_cleanup(handle)
+        socketGate.deallocate()
     }
 
     /// Sets the handle up for `request`, whose output file the caller has opened (`openOutput`),
@@ -66,6 +72,7 @@ final class CurlEasy {
             state.crossHostHeaders = .some(crossHostHeaderList)
         }
         let userdata = Unmanaged.passUnretained(state).toOpaque()
+        socketGate.pointee = fetchd_curl_socket_gate(admit: Self.admitAddress, userdata: userdata)
         let protocols = request.allowFileURLs ? "http,https,file" : "http,https"
         var setup: [CURLcode] = [
             fetchd_curl_setopt_string(handle, CURLOPT_URL, request.url),
@@ -93,10 +100,11 @@ final class CurlEasy {
             fetchd_curl_set_write_callback(handle, Self.writeBody),
             fetchd_curl_set_header_callback(handle, Self.readHeader),
             fetchd_curl_set_prereq_callback(handle, Self.checkConnection, userdata),
-            // libcurl's sockets are not close-on-exec: a child started by anything else in the
-            // process would hold a connection open after libcurl closed it (a cancelled download
-            // kept flowing into its socket, unread).
-            fetchd_curl_set_close_on_exec_sockets(handle),
+            // fetchd opens libcurl's sockets: close-on-exec (a child started by anything else in
+            // the process would hold a connection open after libcurl closed it, a cancelled
+            // download kept flowing into its socket, unread), and only to an address the
+            // redirect policy admits, so a refused one never sees a SYN.
+            fetchd_curl_set_open_socket_gate(handle, socketGate),
         ]
         if let resume = request.resume {
             // Ranges count stored bytes, so a resumable download asks for no content coding.
@@ -132,6 +140,8 @@ final class CurlEasy {
     /// cancelled); the file is the caller's to close.
     func abandon() {
         transfer = nil
+        // The gate's userdata was the transfer's state, gone now.
+        socketGate.pointee = fetchd_curl_socket_gate(admit: nil, userdata: nil)
         curl_slist_free_all(headerList)
         headerList = nil
         curl_slist_free_all(crossHostHeaderList)
@@ -201,6 +211,10 @@ final class CurlEasy {
         case CURLE_WRITE_ERROR where state.rangeProblem != nil:
             return .rangeMismatch(state.rangeProblem ?? "")
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: return .dns(message)
+        // The policy refused the address before a socket was opened (libcurl saw a connection it
+        // could not make).
+        case CURLE_COULDNT_CONNECT where state.refusal != nil:
+            return state.refusal ?? .connect(message)
         case CURLE_COULDNT_CONNECT: return .connect(message)
         case CURLE_OPERATION_TIMEDOUT: return .timeout(message)
         case CURLE_TOO_MANY_REDIRECTS: return .tooManyRedirects(limit: request.maxRedirects)

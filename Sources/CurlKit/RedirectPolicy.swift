@@ -3,18 +3,21 @@ import Glibc
 #endif
 import FetchdCore
 
-/// Where a transfer may be redirected, checked on every connection it uses (libcurl's
-/// pre-request callback, after the connection is made and before the request is sent).
+/// Where a transfer may be redirected, checked twice for every connection: before its socket is
+/// opened (libcurl's open-socket callback, given the address it is about to connect to), so a
+/// refused address never sees even a SYN, and once connected, before the request is sent
+/// (libcurl's pre-request callback), which also covers a reused connection, as no socket is
+/// opened for one. Both ask the same rules.
 ///
 /// A server must not use fetchd to reach what only fetchd's machine can reach, nor make a
 /// secure fetch insecure:
 /// - a redirect (or a name that resolves) to a loopback, unspecified, link-local, private,
 ///   shared (carrier-grade NAT) or unique-local address is refused unless the configured URL's
-///   own host connected to an address of that same class. The *connected* address is checked,
+///   own host connected to an address of that same class. The address connected to is checked,
 ///   so a name that resolves differently the second time (DNS rebinding) gains nothing;
 /// - an https URL is never redirected to http;
-/// - custom headers (an API key, say) are not sent on once a redirect changes the host; the
-///   conditional headers, which describe the content fetchd holds, are.
+/// - custom headers (an API key, say) are not sent on once a redirect changes the scheme, host
+///   or port; the conditional headers, which describe the content fetchd holds, are.
 ///
 /// Private IPv4 networks and IPv6 unique-local addresses are one class, as are 127/8 and ::1,
 /// and 169.254/16 and fe80::/10: a dual-stack host may be reached over either family from one
@@ -70,23 +73,53 @@ struct RedirectPolicy {
     /// hops to its other addresses refused when they are internal). Behind a proxy the host
     /// written in the URL is checked too. A hop whose URL cannot be read is refused.
     mutating func check(connectedAddress address: String, currentURL: () -> String?) -> Verdict {
-        let addressClass = AddressClass.of(address: address)
-        guard let originClass else {
-            originClass = addressClass
-            if viaProxy {
-                originHostClass = CurlURL.parts(of: url).map { AddressClass.of(urlHost: $0.host) } ?? .global
-                proxyAddress = address
-            }
-            // Behind a proxy the connected address is the proxy's: the host as written is what
-            // the request is for.
-            let reached = viaProxy ? originHostClass ?? .global : addressClass
-            if globalOnly, reached != .global {
-                return .refuseAddress("\(viaProxy ? "the URL's host" : address) is \(reached.withArticle) address; "
-                    + "this handler may reach only addresses on the Internet at large")
-            }
-            return .allow
+        guard originClass != nil else {
+            originClass = AddressClass.of(address: address)
+            if viaProxy { proxyAddress = address }
+            return firstConnection(to: address)
         }
-        guard let current = currentURL(), let parts = CurlURL.parts(of: current),
+        let verdict = hop(to: address, currentURL: currentURL)
+        guard verdict == .allowWithoutCustomHeaders else { return verdict }
+        // Dropped once, for the rest of the fetch.
+        if headersDropped { return .allow }
+        headersDropped = true
+        return verdict
+    }
+
+    /// What `check` will say of a connection to `address` (numeric), asked before its socket is
+    /// opened: a refusal here means nothing at all is sent to `address`. Records nothing (the
+    /// connection, once made, is still given to `check`), and never asks to drop the headers.
+    ///
+    /// The kernel connects the unspecified address (0.0.0.0, ::) to the loopback, so it is
+    /// checked, and named, as the loopback address the connection would reach.
+    mutating func checkBeforeConnecting(to address: String, currentURL: () -> String?) -> Verdict {
+        let reached = Self.unspecifiedAsLoopback[address] ?? address
+        let verdict = originClass == nil ? firstConnection(to: reached) : hop(to: reached, currentURL: currentURL)
+        return verdict == .allowWithoutCustomHeaders ? .allow : verdict
+    }
+
+    /// The loopback address that a connection to an unspecified one reaches on Linux.
+    private static let unspecifiedAsLoopback = ["0.0.0.0": "127.0.0.1", "::": "::1", "::ffff:0.0.0.0": "::ffff:127.0.0.1"]
+
+    /// The first connection's verdict: it is the configured URL's own, refused only for
+    /// `globalOnly`, and then by the host as written when behind a proxy (the connected address
+    /// is the proxy's), by `address` otherwise.
+    private mutating func firstConnection(to address: String) -> Verdict {
+        if viaProxy, originHostClass == nil {
+            originHostClass = CurlURL.parts(of: url).map { AddressClass.of(urlHost: $0.host) } ?? .global
+        }
+        let reached = viaProxy ? originHostClass ?? .global : AddressClass.of(address: address)
+        if globalOnly, reached != .global {
+            return .refuseAddress("\(viaProxy ? "the URL's host" : address) is \(reached.withArticle) address; "
+                + "this handler may reach only addresses on the Internet at large")
+        }
+        return .allow
+    }
+
+    /// A later connection's verdict (a redirect, or the configured host again): refused, or
+    /// allowed, without the custom headers when it is another origin (`check` drops them once).
+    private mutating func hop(to address: String, currentURL: () -> String?) -> Verdict {
+        guard let originClass, let current = currentURL(), let parts = CurlURL.parts(of: current),
               let origin = origin ?? CurlURL.parts(of: url) else {
             return .refuse("the redirect's URL could not be read to check it")
         }
@@ -96,6 +129,7 @@ struct RedirectPolicy {
         }
         // A hop that went direct past the proxy (`no_proxy`) is held to the configured host's own
         // class: the proxy's (an internal address, often) says nothing of what the origin may reach.
+        let addressClass = AddressClass.of(address: address)
         let wentDirect = viaProxy && address != proxyAddress
         let allowedClass = wentDirect ? originHostClass ?? .global : originClass
         if addressClass != .global, addressClass != allowedClass {
@@ -108,8 +142,7 @@ struct RedirectPolicy {
         }
         // Another origin (scheme, host or port) may be another server: the custom headers
         // (an API key, say) were meant for the configured one.
-        if !headersDropped, parts.host != origin.host || parts.scheme != origin.scheme || parts.port != origin.port {
-            headersDropped = true
+        if parts.host != origin.host || parts.scheme != origin.scheme || parts.port != origin.port {
             return .allowWithoutCustomHeaders
         }
         return .allow

@@ -4,6 +4,10 @@ import FetchdTestSupport
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `RedirectPolicy`'s address classes and its decisions, address by address (the daemon-level
 /// test, RedirectPolicyTests, connects to most of them for real in a network namespace).
 struct RedirectPolicyClassTests {
@@ -129,5 +133,107 @@ struct RedirectPolicyClassTests {
         #expect((try? String(contentsOfFile: www.file("out"), encoding: .utf8)) ?? "" == "", "nothing was written")
         request.globalAddressesOnly = false
         #expect(try await client.fetch(request).status == 200)
+    }
+
+    /// Before a socket is opened: the same rules, with nothing recorded, so the connection's own
+    /// check still sets the class and drops the headers.
+    @Test func theCheckBeforeConnectingAsksTheSameRulesAndRecordsNothing() {
+        var policy = RedirectPolicy(url: "http://example.org/feed", viaProxy: false)
+        #expect(policy.checkBeforeConnecting(to: "10.0.0.5") { nil } == .allow, "the configured host may be anywhere")
+        #expect(policy.originClass == nil)
+        #expect(policy.check(connectedAddress: "93.184.216.34") { nil } == .allow)
+        #expect(policy.checkBeforeConnecting(to: "10.0.0.5") { "http://intranet/x" }
+                == .refuse("http://intranet/x leads to 10.0.0.5, a private address, and the configured URL's host is not one"))
+        // The kernel connects the unspecified address to the loopback.
+        #expect(policy.checkBeforeConnecting(to: "0.0.0.0") { "http://0.0.0.0/x" }
+                == .refuse("http://0.0.0.0/x leads to 127.0.0.1, a loopback address, and the configured URL's host is not one"))
+        #expect(policy.checkBeforeConnecting(to: "::") { "http://[::]/x" }
+                == .refuse("http://[::]/x leads to ::1, a loopback address, and the configured URL's host is not one"))
+        #expect(policy.checkBeforeConnecting(to: "93.184.216.35") { "http://cdn.example.net/x" } == .allow)
+        #expect(!policy.headersDropped, "dropping the headers is for the connection's own check")
+        #expect(policy.check(connectedAddress: "93.184.216.35") { "http://cdn.example.net/x" } == .allowWithoutCustomHeaders)
+        #expect(policy.checkBeforeConnecting(to: "93.184.216.35") { nil } == .refuse("the redirect's URL could not be read to check it"))
+
+        var globalOnly = RedirectPolicy(url: "http://news.example/", viaProxy: false, globalOnly: true)
+        #expect(globalOnly.checkBeforeConnecting(to: "127.0.0.1") { nil } == .refuseAddress(
+            "127.0.0.1 is a loopback address; this handler may reach only addresses on the Internet at large"))
+        #expect(globalOnly.originClass == nil)
+    }
+
+    /// Behind a proxy the open-socket callback is asked for the proxy's address on a hop through
+    /// it, and for the real one on a hop past it: each by that hop's rules.
+    @Test func beforeConnectingAProxiedHopAndADirectOneKeepTheirRules() {
+        var policy = RedirectPolicy(url: "http://news.example/feed", viaProxy: true)
+        #expect(policy.checkBeforeConnecting(to: "10.0.0.3") { nil } == .allow, "the proxy, for the configured URL")
+        #expect(policy.check(connectedAddress: "10.0.0.3") { nil } == .allow)
+        #expect(policy.checkBeforeConnecting(to: "10.0.0.3") { "http://news.example/next" } == .allow, "through the proxy")
+        #expect(policy.checkBeforeConnecting(to: "10.9.8.7") { "http://wiki.corp.example/secret" }
+                == .refuse("http://wiki.corp.example/secret leads to 10.9.8.7, a private address, and the configured URL's host is not one"),
+                "past the proxy")
+        #expect(policy.checkBeforeConnecting(to: "10.0.0.3") { "http://169.254.169.254/latest" }
+                == .refuse("http://169.254.169.254/latest names 169.254.169.254, a link-local address, and the configured URL's host is not one"))
+        #expect(policy.checkBeforeConnecting(to: "93.184.216.34") { "http://cdn.example/x" } == .allow, "past the proxy to a global address")
+    }
+
+    /// Through libcurl: a refused address is never connected to. The server is a listening
+    /// socket nobody accepts on, whose accept queue would hold any connection the kernel completed.
+    @Test func aRefusedAddressIsNeverConnectedTo() async throws {
+        let trap = try ListeningTrap()
+        let www = try TemporaryDirectory("fetchd-refused-unconnected")
+        let client = HTTPClient(limits: .init(maxConnections: 1, maxHostConnections: 1))
+        defer { client.shutdown() }
+        var request = HTTPRequest(url: "http://127.0.0.1:\(trap.port)/x", outputPath: www.file("out"), userAgent: "test",
+                                  timeoutMilliseconds: 3000, maxBytes: 1000)
+        request.globalAddressesOnly = true
+        do {
+            _ = try await client.fetch(request)
+            Issue.record("a loopback address was fetched with globalAddressesOnly")
+        } catch {
+            #expect("\(error)" == "forbidden address: 127.0.0.1 is a loopback address; "
+                    + "this handler may reach only addresses on the Internet at large", "\(error)")
+        }
+        #expect(trap.connectionsWaiting() == 0, "the refused address saw a connection")
+    }
+}
+
+/// A TCP socket listening on 127.0.0.1 (a free port) that nobody accepts on: the kernel completes
+/// a handshake for it on its own, so any connection made to it waits in its accept queue.
+private final class ListeningTrap {
+    /// The listening socket, non-blocking.
+    let fd: Int32
+    /// The port it is bound to.
+    let port: Int
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else {
+            let error = errno
+            close(fd)
+            throw POSIXError(.init(rawValue: error) ?? .EIO)
+        }
+        self.fd = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit { close(fd) }
+
+    /// Accepts (and closes) every connection that waits; returns how many did.
+    func connectionsWaiting() -> Int {
+        var count = 0
+        while case let connection = accept(fd, nil, nil), connection >= 0 {
+            close(connection)
+            count += 1
+        }
+        return count
     }
 }

@@ -36,9 +36,24 @@ CURLcode fetchd_curl_set_progress_callback(CURL *handle, fetchd_curl_progress_ca
 /// Installs the pre-request callback (CURLOPT_PREREQFUNCTION) and its userdata (CURLOPT_PREREQDATA).
 CURLcode fetchd_curl_set_prereq_callback(CURL *handle, fetchd_curl_prereq_callback callback, void *userdata);
 
-/// Opens every socket of the handle with SOCK_CLOEXEC (CURLOPT_OPENSOCKETFUNCTION): libcurl
-/// opens them without it, so a child started meanwhile would inherit its connections.
-CURLcode fetchd_curl_set_close_on_exec_sockets(CURL *handle);
+/// Asked before a socket is opened: `address` is the numeric address libcurl is about to
+/// connect to (the proxy's for a connection to a proxy; "" for a family other than IPv4 and
+/// IPv6). Returns non-zero to let the connection be made, zero to refuse it unopened.
+typedef int (*fetchd_curl_admit_callback)(void *userdata, const char *address);
+
+/// What the open-socket callback asks before opening a socket; `admit` NULL admits every address.
+typedef struct {
+    /// The check; NULL admits every address.
+    fetchd_curl_admit_callback admit;
+    /// Passed to `admit`.
+    void *userdata;
+} fetchd_curl_socket_gate;
+
+/// Opens every socket of the handle with SOCK_CLOEXEC (CURLOPT_OPENSOCKETFUNCTION; libcurl
+/// opens them without it, so a child started meanwhile would inherit its connections), once
+/// `gate` (CURLOPT_OPENSOCKETDATA; it must outlive the transfer, NULL for none) admitted the
+/// address. A refused address fails the connection attempt as CURLE_COULDNT_CONNECT.
+CURLcode fetchd_curl_set_open_socket_gate(CURL *handle, const fetchd_curl_socket_gate *gate);
 
 /// Reads a long-valued info (CURLINFO_RESPONSE_CODE, ...).
 CURLcode fetchd_curl_getinfo_long(CURL *handle, CURLINFO info, long *value);
