@@ -17,14 +17,15 @@ extension TrustedReader {
     func namedFileProblems(of handler: HandlerConfig, file: String, lines: TOMLLineIndex,
                            section: TOMLLineIndex.Section) -> [ConfigDiagnostic] {
         var named: [(key: String, what: String, problem: String?)] = []
+        let searchPath = handler.environment["PATH"] ?? Defaults.programSearchPath
         if let program = handler.program?.command.first {
-            named.append(("command", "the program", programProblem(program, environment: handler.environment)))
+            named.append(("command", "the program", remembered(program, searchPath) { programProblem(program, searchPath) }))
         }
         if let program = handler.transfer?.onComplete?.first {
-            named.append(("on_complete", "the program", programProblem(program, environment: handler.environment)))
+            named.append(("on_complete", "the program", remembered(program, searchPath) { programProblem(program, searchPath) }))
         }
         if let caFile = handler.request?.caFile {
-            named.append(("ca_file", "the CA file", namedFileProblem(caFile)))
+            named.append(("ca_file", "the CA file", remembered(caFile, nil) { namedFileProblem(caFile) }))
         }
         return named.compactMap { key, what, problem in
             problem.map {
@@ -34,11 +35,20 @@ extension TrustedReader {
         }
     }
 
-    /// Why the program a command names may not be trusted (`namedFileProblems(of:)`), nil when
-    /// it may or is not found.
-    private func programProblem(_ program: String, environment: [String: String]) -> String? {
+    /// `check()`'s answer for `name` (looked up in `searchPath` when it is a bare program name),
+    /// found once per reader.
+    private func remembered(_ name: String, _ searchPath: String?, _ check: () -> String?) -> String? {
+        let key = name.contains("/") ? name : searchPath.map { $0 + "\0" + name } ?? name
+        if let known = namedFiles[key] { return known }
+        let verdict = check()
+        namedFiles[key] = .some(verdict)
+        return verdict
+    }
+
+    /// Why the program a command names may not be trusted (`namedFileProblems(of:)`), looked up
+    /// in `searchPath` when it is a bare name; nil when it may or is not found.
+    private func programProblem(_ program: String, _ searchPath: String) -> String? {
         if program.contains("/") { return namedFileProblem(program) }
-        let searchPath = environment["PATH"] ?? Defaults.programSearchPath
         for folder in searchPath.split(separator: ":") where !folder.isEmpty {
             let candidate = "\(folder)/\(program)"
             var info = stat()

@@ -56,6 +56,10 @@ final class TrustedReader {
     private var folders: [FileKey: String?] = [:]
     /// Whether each group (gid, owner) has the owner as its only member.
     private var privateGroups: [UInt64: Bool] = [:]
+    /// Each program and CA file looked at (by the name configuration gives, with the `PATH` a
+    /// bare program name is looked up in), with why it may not be trusted: a thousand handlers
+    /// running `/bin/sh` check it once.
+    var namedFiles: [String: String?] = [:]
     /// Called with a file's path once it passed the check, before it is read: where a test
     /// swaps the file, to see that the file read is still the file checked.
     var afterCheck: ((String) -> Void)?
