@@ -21,6 +21,11 @@ import Glibc
 ///   as: a file its user owns but a shared group may write is as open as a world-writable one
 ///   to that group. A group-writable folder owned by root is refused on the same terms.
 ///
+/// In a user namespace that does not map root (the user unit's `PrivateUsers=yes`), the kernel
+/// shows every unmapped owner, root or another user, as the overflow uid (nobody): there an
+/// owner shown so is taken as root, since it cannot be told apart, and only the modes are held
+/// to the rule; the user's own files are checked in full.
+///
 /// A configuration that fails this does not start fetchd (exit 78), and a reload keeps the
 /// previous one.
 enum ConfigTrust {
@@ -33,20 +38,22 @@ enum ConfigTrust {
     }
 
     /// Why `info` (of `path`) may not be trusted, nil when it may: a phrase such as "owned by
-    /// uid 65534, ...", to follow the thing's name and "is". `groupIsPrivate` answers whether a
-    /// group has the owner as its only member (`ConfigTrust.groupIsPrivate`).
-    static func problem(_ info: stat, path: @autoclosure () -> String, role: Role, euid: uid_t,
+    /// uid 65534, ...", to follow the thing's name and "is". `unmapped` is the uid an owner
+    /// outside fetchd's user namespace shows as (`unmappedOwner`); `groupIsPrivate` answers
+    /// whether a group has the owner as its only member (`ConfigTrust.groupIsPrivate`).
+    static func problem(_ info: stat, path: @autoclosure () -> String, role: Role, euid: uid_t, unmapped: uid_t?,
                         groupIsPrivate: (gid_t, uid_t) -> Bool) -> String? {
         let mode = String(info.st_mode & 0o7777, radix: 8)
         let runsAs = euid == 0 ? "root" : "fetchd's user (uid \(euid))"
-        if info.st_uid != 0 && info.st_uid != euid {
+        let rootOwns = info.st_uid == 0 || info.st_uid == unmapped
+        if !rootOwns && info.st_uid != euid {
             let owners = euid == 0 ? "root" : "root or \(runsAs)"
             let fix = role == .named ? "chown root \(path())"
                 : "keep configuration, programs and CA files out of it, or chown root \(path())"
             return "owned by uid \(info.st_uid), not by \(owners): its owner could change what fetchd runs or trusts; \(fix)"
         }
         let isDirectory = info.st_mode & S_IFMT == S_IFDIR
-        if role == .parent, isDirectory, info.st_uid == 0, info.st_mode & S_ISVTX != 0 { return nil }
+        if role == .parent, isDirectory, rootOwns, info.st_mode & S_ISVTX != 0 { return nil }
         if info.st_mode & S_IWOTH != 0 {
             return "writable by every user (mode \(mode)) while fetchd runs as \(runsAs): anyone could change what "
                 + "it runs or trusts; chmod go-w \(path())"
@@ -57,6 +64,20 @@ enum ConfigTrust {
         }
         return nil
     }
+
+    /// The uid the kernel shows for owners outside fetchd's user namespace
+    /// (`/proc/sys/kernel/overflowuid`), when that namespace does not map root; nil when it does
+    /// (no user namespace, or one that maps root), and owners are shown as they are.
+    static let unmappedOwner: uid_t? = {
+        let map = (try? String(contentsOfFile: "/proc/self/uid_map", encoding: .utf8)) ?? ""
+        let mapsRoot = map.split(separator: "\n").contains { line in
+            let fields = line.split(separator: " ").compactMap { UInt64($0) }
+            return fields.count == 3 && fields[0] == 0 && fields[2] > 0
+        }
+        guard !mapsRoot else { return nil }
+        let overflow = (try? String(contentsOfFile: "/proc/sys/kernel/overflowuid", encoding: .utf8)) ?? ""
+        return uid_t(overflow.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 65534
+    }()
 
     /// Whether `owner` is the only member of group `gid`: no other user has it as primary group
     /// or is listed in it, and the owner is one of the two. A group that cannot be looked up

@@ -52,6 +52,9 @@ final class TrustedReader {
 
     /// The user fetchd runs as.
     let euid: uid_t
+    /// The uid owners outside fetchd's user namespace show as, if root is outside it
+    /// (`ConfigTrust.unmappedOwner`).
+    let unmapped: uid_t?
     /// Each folder seen, with why it or a folder above it may not be trusted (nil: trusted).
     private var folders: [FileKey: String?] = [:]
     /// Whether each group (gid, owner) has the owner as its only member.
@@ -64,8 +67,12 @@ final class TrustedReader {
     /// swaps the file, to see that the file read is still the file checked.
     var afterCheck: ((String) -> Void)?
 
-    /// A reader for a load by fetchd running as `euid`.
-    init(euid: uid_t = geteuid()) { self.euid = euid }
+    /// A reader for a load by fetchd running as `euid`, in a user namespace where unmapped
+    /// owners show as `unmapped`.
+    init(euid: uid_t = geteuid(), unmapped: uid_t? = ConfigTrust.unmappedOwner) {
+        self.euid = euid
+        self.unmapped = unmapped
+    }
 
     /// The text of `path`, checked with every folder above it. The folders named on the way to
     /// it may be links (the administrator chose them); the file itself may not.
@@ -94,8 +101,7 @@ final class TrustedReader {
         var info = stat()
         guard fstat(fd, &info) == 0 else { return .unreadable(Self.lastError()) }
         guard info.st_mode & S_IFMT == S_IFREG else { return .unreadable("not a regular file") }
-        if let problem = ConfigTrust.problem(info, path: path, role: .named, euid: euid,
-                                             groupIsPrivate: groupIsPrivate) {
+        if let problem = problem(info, path, .named) {
             return .untrusted(problem)
         }
         afterCheck?(path)
@@ -117,7 +123,7 @@ final class TrustedReader {
         let folder = Folder(fd: fd, path: path)
         var info = stat()
         guard fstat(fd, &info) == 0 else { return (nil, .unreadable(Self.lastError())) }
-        if let problem = ConfigTrust.problem(info, path: path, role: .named, euid: euid, groupIsPrivate: groupIsPrivate) {
+        if let problem = problem(info, path, .named) {
             return (nil, .untrusted(problem))
         }
         let above = openat(fd, "..", TrustedReader.openPath | O_DIRECTORY | O_CLOEXEC)
@@ -162,8 +168,7 @@ final class TrustedReader {
             var info = stat()
             guard fstat(fd, &info) == 0 else { return nil }
             guard info.st_mode & S_IFMT == S_IFLNK else {
-                return ConfigTrust.problem(info, path: current, role: .named, euid: euid, groupIsPrivate: groupIsPrivate)
-                    .map { "\(current) is \($0)" }
+                return problem(info, current, .named).map { "\(current) is \($0)" }
             }
             var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
             let length = readlinkat(folder, name, &target, target.count - 1)
@@ -192,8 +197,7 @@ final class TrustedReader {
                 inherited = known
                 break
             }
-            let own = ConfigTrust.problem(info, path: name(of: fd), role: .parent, euid: euid,
-                                          groupIsPrivate: groupIsPrivate)
+            let own = problem(info, name(of: fd), .parent)
             chain.append((key, own.map { "the folder \(name(of: fd)), \($0)" }))
             let above = openat(fd, "..", TrustedReader.openPath | O_DIRECTORY | O_CLOEXEC)
             var aboveInfo = stat()
@@ -213,6 +217,11 @@ final class TrustedReader {
             folders[link.key] = .some(verdict)
         }
         return verdict
+    }
+
+    /// `ConfigTrust.problem` for this reader's fetchd.
+    private func problem(_ info: stat, _ path: @autoclosure () -> String, _ role: ConfigTrust.Role) -> String? {
+        ConfigTrust.problem(info, path: path(), role: role, euid: euid, unmapped: unmapped, groupIsPrivate: groupIsPrivate)
     }
 
     /// Whether group `gid` has `owner` as its only member, looked up once per reader.

@@ -106,6 +106,35 @@ struct ConfigTrustPathTests {
         #expect(ConfigTrustTests.rejection(main).first?.file == sub + "/handlers.d")
     }
 
+    /// In a user namespace that leaves root out (the user unit's PrivateUsers=yes), root's
+    /// files and folders show as the overflow uid: taken as root's, still held to their modes.
+    @Test func anUnmappedOwnerCountsAsRootInAUserNamespace() throws {
+        let (folder, sub, main, _) = try Self.setUp()
+        defer { folder.remove() }
+        chown(sub, 65534, 65534)
+        chown(main, 65534, 65534)
+        guard case .text = TrustedReader(euid: 4242, unmapped: 65534).read(main) else {
+            Issue.record("an unmapped owner was refused")
+            return
+        }
+        chmod(sub, 0o1777)
+        #expect({ if case .text = TrustedReader(euid: 4242, unmapped: 65534).read(main) { true } else { false } }(),
+                "a sticky folder shown with the overflow uid is root's")
+        chmod(sub, 0o777)
+        guard case .untrusted(let why) = TrustedReader(euid: 4242, unmapped: 65534).read(main) else {
+            Issue.record("a folder every user may write was accepted")
+            return
+        }
+        #expect(why.contains("writable by every user (mode 777)"), "\(why)")
+        // Outside such a namespace the same owner is another user.
+        chmod(sub, 0o755)
+        guard case .untrusted(let owner) = TrustedReader(euid: 4242, unmapped: nil).read(main) else {
+            Issue.record("another user's folder was accepted")
+            return
+        }
+        #expect(owner.contains("owned by uid 65534"), "\(owner)")
+    }
+
     /// A file swapped for another user's right after the check: what is read is what was
     /// checked, as it is read from the same descriptor.
     @Test func aSwapAfterTheCheckIsNotRead() throws {
