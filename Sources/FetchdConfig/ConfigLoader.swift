@@ -91,10 +91,11 @@ public enum ConfigLoader {
         var mainDocument: ParsedDocument?
         defer { mainDocument?.release() }
         var stopping: [ConfigDiagnostic] = []
-        if let untrusted = ConfigTrust.problem(at: mainFile) { stopping.append(untrusted) }
+        let trusted = TrustedReader()
         if requireMainFile || FileManager.default.fileExists(atPath: mainFile) {
-            let parsed = parse(file: mainFile)
-            stopping += parsed.diagnostics
+            let read = trusted.read(mainFile)
+            let parsed = parse(read, file: mainFile)
+            stopping += (trustProblem(read, file: mainFile).map { [$0] } ?? []) + parsed.diagnostics
             if let document = parsed.document {
                 mainDocument = document
                 var reader = TableReader(table: document.table, file: mainFile, lines: document.lines,
@@ -107,19 +108,22 @@ public enum ConfigLoader {
         let handlersDirectory = daemon.handlersDirectory.hasPrefix("/")
             ? daemon.handlersDirectory
             : (baseDirectory.isEmpty ? "." : baseDirectory) + "/" + daemon.handlersDirectory
-        // The folder is listed once: the files checked are the files read.
-        let files = handlerFiles(in: handlersDirectory)
-        stopping += ([handlersDirectory] + files).compactMap { ConfigTrust.problem(at: $0) }
-        // A configuration that does not start reads no secret: it is only being checked.
+        // Every file is checked before any is parsed, so that no secret is read for a
+        // configuration that does not start (it is only being checked).
+        let folder = readHandlerFolder(handlersDirectory, reader: trusted)
+        stopping += (folder.problem.map { [$0] } ?? []) + folder.files.compactMap { trustProblem($1, file: $0) }
         daemon.readsSecrets = readsSecrets && stopping.isEmpty
-        var (handlers, diagnostics) = loadHandlers(files, daemon: daemon)
+        var (handlers, diagnostics) = loadHandlers(folder.files, daemon: daemon, reader: trusted)
         if let mainDocument, mainDocument.table["handler"] != nil {
             let (mainHandlers, mainDiagnostics) = readHandlers(in: mainDocument, file: mainFile, daemon: daemon,
-                                                               isHandlerFile: false)
+                                                               reader: trusted, isHandlerFile: false)
             handlers.insert(contentsOf: mainHandlers, at: 0)
             diagnostics.insert(contentsOf: mainDiagnostics, at: 0)
         }
         rejectDuplicates(&handlers, &diagnostics)
+        // An untrusted program or CA file stops the start, as an untrusted file does.
+        stopping += diagnostics.filter { $0.effect == .stopsStart }
+        diagnostics.removeAll { $0.effect == .stopsStart }
         let config = LoadedConfig(mainFile: mainDocument == nil ? nil : mainFile, daemon: daemon, handlers: handlers,
                                   diagnostics: diagnostics, handlersDirectory: handlersDirectory)
         return (config, stopping.map { $0.stoppingStart() })
@@ -165,20 +169,27 @@ public enum ConfigLoader {
         // A drop-in is a file in a handlers.d folder, or one that holds nothing but [[handler]] tables.
         let folder = PathName.lastComponent(of: PathName.directory(of: path))
         let inHandlersFolder = folder == Defaults.handlersDirectoryName
-        let parsed = parse(file: path)
+        let reader = TrustedReader()
+        let read = reader.read(path)
+        // A file fetchd may not trust is not read: outside a handler folder it is taken as a main file.
+        if case .untrusted = read, !inHandlersFolder { return examineMain(path, requireMainFile: requireMainFile) }
+        // fetchd refuses to start on a handler file (or its folder) it may not trust.
+        var untrusted: [ConfigDiagnostic] = []
+        if inHandlersFolder, case .untrusted(let why)? = reader.openFolder(PathName.directory(of: path)).problem {
+            untrusted.append(ConfigDiagnostic(file: PathName.directory(of: path), line: nil, key: nil, message: why).stoppingStart())
+        }
+        untrusted += trustProblem(read, file: path).map { [$0] } ?? []
+        let parsed = parse(read, file: path)
         guard let document = parsed.document else {
             let diagnostics = inHandlersFolder ? parsed.diagnostics : parsed.diagnostics.map { $0.stoppingStart() }
-            return Examination(diagnostics: diagnostics)
+            return Examination(diagnostics: untrusted + diagnostics)
         }
         defer { document.release() }
         let onlyHandlers = document.table.count > 0 && !document.hasKeysBesidesHandler
         guard inHandlersFolder || (onlyHandlers && PathName.lastComponent(of: path) != "fetchd.toml") else {
             return examineMain(path, requireMainFile: requireMainFile)
         }
-        // fetchd refuses to start on a handler file (or its folder) it may not trust.
-        let untrusted = (inHandlersFolder ? [PathName.directory(of: path), path] : [path])
-            .compactMap { ConfigTrust.problem(at: $0)?.stoppingStart() }
-        var (handlers, diagnostics) = readHandlers(in: document, file: path, daemon: DaemonConfig())
+        var (handlers, diagnostics) = readHandlers(in: document, file: path, daemon: DaemonConfig(), reader: reader)
         rejectDuplicates(&handlers, &diagnostics)
         return Examination(diagnostics: untrusted + diagnostics)
     }
@@ -188,15 +199,26 @@ public enum ConfigLoader {
         return Examination(diagnostics: reading.stopping + reading.config.diagnostics)
     }
 
-    /// Loads the handler files `files` (`handlerFiles(in:)`), in that order.
+    /// Loads the handler files `files` (`handlerFiles(in:)`), in that order, each checked
+    /// (`TrustedReader`): a file fetchd may not trust is a problem that stops the start.
     static func loadHandlers(_ files: [String], daemon: DaemonConfig) -> ([HandlerConfig], [ConfigDiagnostic]) {
+        let reader = TrustedReader()
+        let reads = files.map { ($0, reader.read($0)) }
+        let (handlers, diagnostics) = loadHandlers(reads, daemon: daemon, reader: reader)
+        return (handlers, reads.compactMap { trustProblem($1, file: $0) } + diagnostics)
+    }
+
+    /// Loads the handler files read (`readHandlerFolder`), in that order; those fetchd may not
+    /// trust are left out (the caller reports them, `trustProblem`).
+    static func loadHandlers(_ files: [(String, TrustedReader.Read)], daemon: DaemonConfig,
+                             reader: TrustedReader) -> ([HandlerConfig], [ConfigDiagnostic]) {
         var handlers: [HandlerConfig] = []
         var diagnostics: [ConfigDiagnostic] = []
-        for file in files {
-            let parsed = parse(file: file)
+        for (file, read) in files {
+            let parsed = parse(read, file: file)
             guard let document = parsed.document else { diagnostics += parsed.diagnostics; continue }
             defer { document.release() }
-            let (found, problems) = readHandlers(in: document, file: file, daemon: daemon)
+            let (found, problems) = readHandlers(in: document, file: file, daemon: daemon, reader: reader)
             if handlers.isEmpty { handlers = found } else { handlers += found }  // one file: no copy
             diagnostics += problems
         }
@@ -209,8 +231,10 @@ public enum ConfigLoader {
         return names.sorted().filter { $0.hasSuffix(".toml") && !$0.hasPrefix(".") }.map { directory + "/" + $0 }
     }
 
+    /// The handlers of `document` and its problems; a program or CA file a handler names that
+    /// fetchd may not trust is a problem that stops the start, and leaves the handler out.
     private static func readHandlers(in document: ParsedDocument, file: String, daemon: DaemonConfig,
-                                     isHandlerFile: Bool = true) -> ([HandlerConfig], [ConfigDiagnostic])
+                                     reader trustedReader: TrustedReader, isHandlerFile: Bool = true) -> ([HandlerConfig], [ConfigDiagnostic])
     {
         var handlers: [HandlerConfig] = []
         var diagnostics: [ConfigDiagnostic] = []
@@ -237,9 +261,12 @@ public enum ConfigLoader {
                                                     key: "handler", message: "each handler must be a table"))
                 continue
             }
-            var reader = TableReader(table: table, file: file, lines: document.lines, section: section, keyPrefix: "")
-            if let handler = HandlerConfig.read(from: &reader, daemon: daemon) { handlers.append(handler) }
-            diagnostics += reader.diagnostics
+            var tableReader = TableReader(table: table, file: file, lines: document.lines, section: section, keyPrefix: "")
+            let handler = HandlerConfig.read(from: &tableReader, daemon: daemon)
+            diagnostics += tableReader.diagnostics
+            guard let handler else { continue }
+            let untrusted = trustedReader.namedFileProblems(of: handler, file: file, lines: document.lines, section: section)
+            if untrusted.isEmpty { handlers.append(handler) } else { diagnostics += untrusted.map { $0.stoppingStart() } }
         }
         // Report in file order, as a person reads the file.
         return (handlers, diagnostics.enumerated().sorted {
@@ -269,48 +296,5 @@ public enum ConfigLoader {
         }
         guard !duplicates.isEmpty else { return }
         handlers = handlers.enumerated().filter { !duplicates.contains($0.offset) }.map(\.element)
-    }
-
-    /// A parsed file: its tables, and where each key is.
-    struct ParsedDocument {
-        let table: TOMLTable
-        let lines: TOMLLineIndex
-
-        /// Frees the parsed tree, once every value read from it is copied out. TOMLKit never
-        /// deletes a parsed document (LebJe/TOMLKit#26), so without this every reload kept its
-        /// files' trees for good: about 900 bytes a handler. Clearing the root table deletes
-        /// every node under it; only the empty root stays.
-        func release() { table.clear() }
-
-        /// Whether the top level holds anything but `[[handler]]`, told by counting: TOMLKit's
-        /// `keys` leaks every key it lists, so they are listed only when there is one to name.
-        var hasKeysBesidesHandler: Bool { table.count > (table.contains(key: "handler") ? 1 : 0) }
-    }
-
-    private static func parse(file: String) -> (document: ParsedDocument?, diagnostics: [ConfigDiagnostic]) {
-        let text: String
-        do {
-            text = try String(contentsOfFile: file, encoding: .utf8)
-        } catch {
-            let reason = (error as NSError).localizedFailureReason ?? "\(error)"
-            let exists = FileManager.default.fileExists(atPath: file)
-            return (nil, [ConfigDiagnostic(file: file, line: nil, key: nil,
-                message: exists ? "cannot read the file (\(reason)); check its permissions and encoding (UTF-8)"
-                                : "the file does not exist")])
-        }
-        let lines = TOMLLineIndex(text)
-        if let line = lines.malformedHeaderLine {
-            return (nil, [ConfigDiagnostic(file: file, line: line, key: nil, message:
-                "not valid TOML: a table header must start with a key (letters, digits, '-' or '_', or a quoted key)")])
-        }
-        do {
-            let table = try TOMLTable(string: text)
-            return (ParsedDocument(table: table, lines: lines), [])
-        } catch let error as TOMLParseError {
-            return (nil, [ConfigDiagnostic(file: file, line: error.source.begin.line, key: nil,
-                                           message: "not valid TOML: \(error.description)")])
-        } catch {
-            return (nil, [ConfigDiagnostic(file: file, line: nil, key: nil, message: "not valid TOML: \(error)")])
-        }
     }
 }

@@ -126,6 +126,9 @@ public enum Defaults {
     public static let transferStallSeconds = 60.0
     /// How long a transfer's `on_complete` command may run before it is stopped.
     public static let onCompleteTimeoutSeconds = 300.0
+    /// The `PATH` a handler's program starts with (its `environment` may set another): where a
+    /// command's bare program name is looked up, when it runs and when configuration is checked.
+    public static let programSearchPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
     /// libcurl's receive buffer for transfers: bulk downloads go faster with larger writes.
     public static let transferReceiveBufferBytes = 512 * 1024
     /// The exit status by which an exec handler reports `noData`.

@@ -41,7 +41,7 @@ public struct ExecHandler: FetchHandler {
 
     /// The environment every program starts from, whatever the daemon's own was.
     static let baseEnvironment = [
-        "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "PATH": Defaults.programSearchPath,
         "LANG": "C.UTF-8",
     ]
 

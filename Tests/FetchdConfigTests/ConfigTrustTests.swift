@@ -61,13 +61,20 @@ struct ConfigTrustTests {
         #expect(Self.rejection(main).first?.file == folder.file("handlers.d"))
     }
 
-    @Test func underRootGroupWritableOrAnotherOwnerIsRejected() throws {
+    @Test func aGroupWithOtherMembersOrAnotherOwnerIsRejected() throws {
         let (folder, main, handler) = try Self.setUp()
         defer { folder.remove() }
-        // As any user the group may write; as root (euid 0 given here) it may not.
+        // Whatever user fetchd runs as, a group with members besides the owner may not write:
+        // group daemon (gid 1) holds user daemon, the file is root's.
         chmod(handler, 0o664)
-        #expect(ConfigTrust.problem(at: handler, euid: getuid() == 0 ? 12345 : getuid()) == nil)
-        #expect(ConfigTrust.problem(at: handler, euid: 0)?.message.contains("writable by its group (mode 664)") == true)
+        chown(handler, 0, 1)
+        for euid: uid_t in [0, 12345] {
+            guard case .untrusted(let why) = TrustedReader(euid: euid).read(handler) else {
+                Issue.record("group-writable file accepted as uid \(euid)")
+                continue
+            }
+            #expect(why.contains("writable by its group (gid 1, mode 664)") && why.contains("chmod g-w"), "\(why)")
+        }
         chmod(handler, 0o644)
         // Owned by someone else: only root can make that file here.
         if geteuid() == 0 {
@@ -75,5 +82,18 @@ struct ConfigTrustTests {
             let problem = Self.rejection(main).first
             #expect(problem?.file == handler && problem?.message.contains("owned by uid 65534") == true, "\(String(describing: problem))")
         }
+    }
+
+    /// A group whose only member is the owner (a user private group, as a `umask 002`
+    /// checkout has) may write: nobody else is in it.
+    @Test func aGroupOfTheOwnerAloneMayWrite() throws {
+        let (folder, main, handler) = try Self.setUp()
+        defer { folder.remove() }
+        // Root's own group holds root alone on Debian; daemon's holds daemon alone.
+        try #require(ConfigTrust.groupIsPrivate(0, owner: 0) && ConfigTrust.groupIsPrivate(1, owner: 1))
+        #expect(!ConfigTrust.groupIsPrivate(1, owner: 0) && !ConfigTrust.groupIsPrivate(0, owner: 1))
+        chmod(handler, 0o664)
+        chmod(folder.file("handlers.d"), 0o775)
+        #expect(Self.rejection(main).isEmpty)
     }
 }
