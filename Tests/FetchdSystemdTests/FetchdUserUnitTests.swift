@@ -33,6 +33,12 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUserUnitTests {
             try namespace.writeFile("/etc/systemd/user/" + name,
                                     text.replacingOccurrences(of: "@bindir@", with: FetchdUnitTests.binDirectory))
         }
+        // A user manager builds its units' mount namespaces in /run/systemd/unit-root, which it
+        // cannot make in root's /run/systemd (without it: 226/NAMESPACE, "Failed to mount / ... on
+        // /run/systemd/unit-root: No such file or directory"). PID 1 makes it for the first system
+        // service with a mount namespace; on a real host that is systemd-logind, which starts every
+        // user manager. Here a service of that kind does it.
+        try await namespace.check(["systemd-run", "--wait", "--quiet", "-p", "PrivateMounts=yes", "true"])
         // The user's manager, started as the system would (user@.service needs PAM and logind).
         try namespace.writeFile("/run/systemd/system/fetchd-test-user.service", """
             [Service]
@@ -64,6 +70,16 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUserUnitTests {
         #expect(try await Self.modeAndOwner(namespace, state) == "700 \(Self.user)")
         #expect(try await Self.modeAndOwner(namespace, Self.home + "/.config/fetchd/state.sqlite") == nil)
         #expect(try await Self.modeAndOwner(namespace, "/run/user/\(Self.uid)/fetchd/control.sock") != nil)
+        // The sandbox is in place, not skipped: a user manager drops mount-namespace options in
+        // silence when it cannot set them up, so look at fetchd's own mounts.
+        let main = try await Self.asUser(namespace, ["systemctl", "--user", "show", "-p", "MainPID", "--value", "fetchd.service"])
+            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let mounts = try await namespace.run(["cat", "/proc/\(main)/mountinfo"]).stdout.split(separator: "\n")
+        for path in ["/usr", "/etc"] {
+            let line = mounts.last { $0.split(separator: " ").dropFirst(4).first.map(String.init) == path }
+            #expect(line?.split(separator: " ").dropFirst(5).first?.split(separator: ",").contains("ro") == true,
+                    "\(path) is not read-only for fetchd: \(line.map(String.init) ?? "no mount")")
+        }
         let status = try await Self.asUser(namespace, [FetchdUnitTests.binDirectory + "/fetchctl", "status",
                                                        "--socket", "/run/user/\(Self.uid)/fetchd/control.sock"])
         #expect(status.status == 0, "\(status)")
@@ -80,9 +96,12 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUserUnitTests {
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let left = try await FetchdUnitTests.leftOf(namespace, pid: pid)
         #expect(left.isEmpty, "the child that left its session is still there: \(left)")
-        // The wake service, in its sandbox (a user namespace, no network), still reaches fetchd:
-        // a oneshot whose fetchctl could not connect would fail the start.
-        let wake = try await Self.asUser(namespace, ["systemctl", "--user", "start", "fetchd-wake.service"])
-        #expect(wake.status == 0, "\(wake)")
+        // The wake and planned services, in their sandbox (a user namespace, no network, a
+        // read-only system and home), still reach fetchd: a oneshot whose fetchctl could not
+        // connect would fail the start.
+        for service in ["fetchd-wake.service", "fetchd-planned.service"] {
+            let wake = try await Self.asUser(namespace, ["systemctl", "--user", "start", service])
+            #expect(wake.status == 0, "\(service): \(wake)")
+        }
     }
 } }
