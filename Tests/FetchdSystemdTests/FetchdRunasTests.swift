@@ -45,8 +45,9 @@ extension SystemdTests { @Suite(.serialized) struct FetchdRunasTests {
 
     /// What fetchd-runas answers `request` sent as `user`.
     static func ask(_ namespace: SystemdNamespace, _ request: String, as user: String = "fetchd") async throws -> String {
-        try await namespace.run(["setpriv", "--reuid=\(user)", "--regid=\(user)", "--init-groups",
-                                 "/usr/bin/python3", "-c", client, request]).stdout
+        let output = try await namespace.run(["setpriv", "--reuid=\(user)", "--regid=\(user == "nobody" ? "nogroup" : user)",
+                                              "--init-groups", "/usr/bin/python3", "-c", client, request])
+        return output.stdout + output.stderr
     }
 
     @Test func itStartsOnlyWhatRootsConfigurationNamesAsTheUserItNames() async throws {

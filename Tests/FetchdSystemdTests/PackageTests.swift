@@ -43,7 +43,7 @@ struct PackageTests {
 
         try await Self.install(namespace, built)
         try await installedAsDebianExpects(namespace)
-        for unit in ["fetchd.service", "fetchd.socket", "fetchd-wake.timer"] {
+        for unit in ["fetchd.service", "fetchd.socket", "fetchd-wake.timer", "fetchd-runas.socket"] {
             let state = try await namespace.property("ActiveState", of: unit)
             if state != "active" {
                 let status = try await namespace.run(["systemctl", "status", "--no-pager", "--lines=20", unit])
@@ -52,6 +52,7 @@ struct PackageTests {
             #expect(try await namespace.property("UnitFileState", of: unit) == "enabled", "\(unit)")
         }
         #expect(try await namespace.run(["id", "-un", "fetchd"]).stdout == "fetchd\n")
+        #expect(try await namespace.run(["id", "-un", "fetchd-exec"]).stdout == "fetchd-exec\n")
         // Linked statically, Swift concurrency must still run on NIO's loops: on libdispatch's
         // executor an idle fetchd wakes every second.
         let switches = try await Self.contextSwitches(namespace, seconds: 5)
@@ -94,7 +95,9 @@ struct PackageTests {
     /// and binaries that need no library of the toolchain and carry no RUNPATH.
     func installedAsDebianExpects(_ namespace: SystemdNamespace) async throws {
         let files = Set(try await namespace.check(["dpkg", "-L", "fetchd"]).stdout.split(separator: "\n").map(String.init))
-        let expected = ["/usr/bin/fetchd", "/usr/bin/fetchctl", "/lib/systemd/system/fetchd.service",
+        let expected = ["/usr/bin/fetchd", "/usr/bin/fetchctl", "/usr/libexec/fetchd/fetchd-runas",
+                        "/lib/systemd/system/fetchd.service", "/lib/systemd/system/fetchd-runas.socket",
+                        "/lib/systemd/system/fetchd-runas@.service", "/usr/share/man/man8/fetchd-runas.8.gz",
                         "/lib/systemd/system/fetchd-planned@.timer", "/usr/lib/systemd/user/fetchd.service",
                         "/usr/lib/sysusers.d/fetchd.conf", "/usr/share/polkit-1/rules.d/60-fetchd.rules",
                         "/usr/share/man/man8/fetchd.8.gz", "/usr/share/man/man1/fetchctl.1.gz",
@@ -116,9 +119,10 @@ struct PackageTests {
         #expect(files.filter { $0.hasPrefix("/usr/local") }.isEmpty, "\(files.filter { $0.hasPrefix("/usr/local") })")
         let conffiles = try await namespace.check(["dpkg-query", "-W", "-f", "${Conffiles}", "fetchd"]).stdout
         #expect(conffiles.contains("/etc/fetchd/fetchd.toml"), "conffiles: \(conffiles)")
-        let ldd = try await namespace.check(["ldd", "/usr/bin/fetchd", "/usr/bin/fetchctl"]).stdout
+        let binaries = ["/usr/bin/fetchd", "/usr/bin/fetchctl", "/usr/libexec/fetchd/fetchd-runas"]
+        let ldd = try await namespace.check(["ldd"] + binaries).stdout
         #expect(!ldd.contains("not found") && !ldd.contains("swift"), "\(ldd)")
-        for binary in ["/usr/bin/fetchd", "/usr/bin/fetchctl"] {
+        for binary in binaries {
             let dynamic = try await namespace.check(["readelf", "-d", binary]).stdout
             #expect(!dynamic.contains("RUNPATH") && !dynamic.contains("RPATH"), "\(binary): \(dynamic)")
         }

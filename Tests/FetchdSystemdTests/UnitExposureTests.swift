@@ -22,6 +22,7 @@ extension SystemdTests { @Suite struct UnitExposureTests {
         let shipped = FetchdUnitTests.repository + "/systemd"
         for name in try FileManager.default.contentsOfDirectory(atPath: shipped) where name.hasSuffix(".service") {
             try String(contentsOfFile: shipped + "/" + name, encoding: .utf8).replacingOccurrences(of: "@bindir@", with: "/usr/bin")
+                .replacingOccurrences(of: "@libexecdir@", with: "/usr/libexec/fetchd")
                 .write(toFile: folder + "/" + name, atomically: true, encoding: .utf8)
         }
         for name in try FileManager.default.contentsOfDirectory(atPath: shipped + "/user") where name.hasSuffix(".service") {
