@@ -246,7 +246,6 @@ bench-learning: deps
 	python3 bench/learning_split.py --check
 	python3 bench/population_prior.py --check
 	$(RELEASE_BUILD) --product fetchctl
-	$(RELEASE_BUILD) --product fetchd-runas
 	python3 bench/learning_bench.py $$($(RELEASE_BUILD) --show-bin-path) --check \
 		--policy learned --policy time-of-day --policy profile --json bench/results/learning-$$(date +%Y%m%d).json
 
@@ -387,6 +386,7 @@ POLKIT_ACTIONS_DIR ?= /usr/share/polkit-1/actions
 release: deps
 	$(RELEASE_BUILD) --product fetchd
 	$(RELEASE_BUILD) --product fetchctl
+	$(RELEASE_BUILD) --product fetchd-runas
 
 # Shell completions, written by swift-argument-parser from the commands themselves, where each
 # shell's packaged completions live.

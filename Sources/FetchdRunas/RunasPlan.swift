@@ -41,7 +41,10 @@ struct RunasPlan {
             throw Refusal(description: "the configuration is not usable: \(error)")
         }
         guard let handler = loaded.handler(named: request.handler), handler.registeredBy == nil else {
-            throw Refusal(description: "no handler \"\(request.handler)\" in \(configPath) and its handler files")
+            // A handler left out for a problem in its file is named with that problem.
+            let problems = loaded.diagnostics.map(\.description)
+            throw Refusal(description: "no handler \"\(request.handler)\" in \(configPath) and its handler files"
+                + (problems.isEmpty ? "" : " (problems there: \(problems.joined(separator: "; ")))"))
         }
         let user = try account(of: handler, defaultUser: defaultUser)
         let (command, limit) = try program(request, of: handler, daemon: loaded.daemon)

@@ -27,6 +27,13 @@ struct RunasHelperTests {
         command = ["/bin/sh", "-c", "id -un > \\"$FETCHD_OUTPUT\\""]
 
         [[handler]]
+        name = "download"
+        kind = "transfer"
+        url = "http://127.0.0.1:9/file"
+        min_interval = "never"
+        on_complete = ["/bin/sh", "-c", "[ \\"$(id -un)\\" = daemon ] && [ \\"$FETCHD_SNAPSHOT\\" = \\"$0\\" ] && [ -r \\"$0\\" ]"]
+
+        [[handler]]
         name = "slow"
         kind = "exec"
         user = "nobody"
@@ -83,6 +90,26 @@ struct RunasHelperTests {
             #expect(output == expected)
             process.waitUntilExit()
             #expect(try FileManager.default.contentsOfDirectory(atPath: setup.workRoot).isEmpty)
+        }
+    }
+
+    /// A transfer's `on_complete` gets the published file, which must be in the handler's folder.
+    @Test func onCompleteRunsOnTheHandlersPublishedFileOnly() throws {
+        let setup = try Setup()
+        defer { setup.directory.remove() }
+        let published = setup.directory.file("cache/download/latest")
+        try FileManager.default.createDirectory(atPath: published, withIntermediateDirectories: true)
+        try "data".write(toFile: published + "/content", atomically: true, encoding: .utf8)
+        chmod(setup.directory.file("cache"), 0o755)
+        for (snapshot, expected) in [(published + "/content", RunasReply.Result.newData), ("/etc/passwd", .refused),
+                                     (published + "/../../download/latest/content", .refused)] {
+            let (connection, process) = try Self.start(setup)
+            var request = RunasRequest(handler: "download", program: .onComplete, trigger: .manual, seconds: 10, wallDeadline: 0)
+            request.snapshot = snapshot
+            try connection.send(request)
+            let (reply, output) = try Self.reply(on: connection)
+            #expect(reply.result == expected && output == nil, "\(snapshot): \(reply)")
+            process.waitUntilExit()
         }
     }
 

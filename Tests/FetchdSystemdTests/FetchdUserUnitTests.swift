@@ -80,6 +80,12 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUserUnitTests {
             #expect(line?.split(separator: " ").dropFirst(5).first?.split(separator: ",").contains("ro") == true,
                     "\(path) is not read-only for fetchd: \(line.map(String.init) ?? "no mount")")
         }
+        // Desktop background work: in the user's background.slice, with its low CPU weight.
+        for property in ["Slice", "CPUWeight"] {
+            let value = try await Self.asUser(namespace, ["systemctl", "--user", "show", "-p", property, "--value", "fetchd.service"])
+            #expect(value.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == (property == "Slice" ? "background.slice" : "20"),
+                    "\(property): \(value)")
+        }
         let status = try await Self.asUser(namespace, [FetchdUnitTests.binDirectory + "/fetchctl", "status",
                                                        "--socket", "/run/user/\(Self.uid)/fetchd/control.sock"])
         #expect(status.status == 0, "\(status)")
@@ -103,5 +109,25 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUserUnitTests {
             let wake = try await Self.asUser(namespace, ["systemctl", "--user", "start", service])
             #expect(wake.status == 0, "\(service): \(wake)")
         }
+    }
+
+    /// `systemd-analyze --user verify` passes the user units as shipped, in background.slice
+    /// (it needs `XDG_RUNTIME_DIR` even with no manager to ask).
+    @Test func theUserUnitsPassVerifyInTheBackgroundSlice() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("fetchd-user-units-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let shipped = FetchdUnitTests.repository + "/systemd/user"
+        let names = try FileManager.default.contentsOfDirectory(atPath: shipped).filter { !$0.contains("@") }
+        for name in names {
+            let text = try String(contentsOfFile: shipped + "/" + name, encoding: .utf8)
+            try text.replacingOccurrences(of: "@bindir@", with: TestBinaries.directory)
+                .write(toFile: folder + "/" + name, atomically: true, encoding: .utf8)
+            if name.hasSuffix(".service") { #expect(text.contains("\nSlice=background.slice\n"), "\(name)") }
+        }
+        let verify = try await HostProcess.run(HostProcess.tool("sh") ?? "/bin/sh", ["-c",
+            "cd \"$1\" && shift && XDG_RUNTIME_DIR=\"$PWD\" systemd-analyze --user verify --man=no \"$@\"", "sh", folder]
+            + names.map { "./" + $0 }, timeoutSeconds: 60)
+        #expect(verify.status == 0 && verify.stderr.isEmpty, "\(verify)")
     }
 } }
