@@ -161,10 +161,17 @@ struct RunasHelperTests {
     }
 
     /// fetchd with `--runas-socket`, fetchd-runas behind systemd-socket-activate: the results are
-    /// fetchd's as if it ran the programs, and a program past its deadline is expired and ended.
+    /// fetchd's as if it ran the programs, a program past its deadline is expired and ended,
+    /// and a failing handler's alert runs there too.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-socket-activate")))
     func fetchdRunsItsProgramsThroughFetchdRunas() async throws {
-        let daemon = try DaemonProcess(handlers: Self.handlers)
+        let alerts = try TemporaryDirectory("fetchd-runas-alerts")
+        defer { alerts.remove() }
+        chmod(alerts.path, 0o711)
+        let alertsFile = try alerts.write("", to: Self.alertsFile)
+        chmod(alertsFile, 0o666)
+        let daemon = try DaemonProcess(handlers: Self.handlers.replacingOccurrences(of: "ALERTS", with: alertsFile),
+                                       extraMain: "alert_after = 1")
         defer { daemon.directory.remove() }
         chmod(daemon.directory.path, 0o711)
         let socket = daemon.directory.file("runas.sock")
@@ -186,5 +193,7 @@ struct RunasHelperTests {
         #expect(result.output.contains("slow: expired"), "\(result.output)")
         let sleeping = try ChildProcess.run("/usr/bin/pgrep", ["-f", "^sleep 101$"])
         #expect(sleeping.status == 1, "the expired program is still running: \(sleeping.output)")
+        let alerted = try String(contentsOfFile: alertsFile, encoding: .utf8)
+        #expect(alerted.hasPrefix("daemon alerting failing failed 1 [] "), "\(alerted)")
     }
 }
