@@ -100,9 +100,16 @@ extension StateStore {
     /// The failure alerts' tables.
     public var alerts: AlertTables { AlertTables(pool: pool) }
 
-    /// How many failures came in a row just before the newest result of `handler` (the streak a
-    /// success ended), counted in its history (at most `limit` back).
-    public func failuresBeforeLatest(of handler: String, limit: Int = Defaults.alertAfterMax + 1) throws -> Int {
-        try history(of: handler, limit: limit).dropFirst().prefix { $0.result.isFailure }.count
+    /// How many failures of `fetch`'s handler came in a row just before it (the streak a success
+    /// ended), counted in its history, at most `limit`; before its newest result when `fetch`
+    /// has no id (it was not recorded).
+    public func failures(before fetch: CompletedFetch, limit: Int = Defaults.historyKeepPerHandler) throws -> Int {
+        let results = try pool.read { db in
+            try String.fetchAll(db, sql: """
+                SELECT result FROM fetch_history WHERE handler = ? AND id < ? ORDER BY id DESC LIMIT ?
+                """, arguments: [fetch.handler, fetch.id ?? Int64.max, limit])
+        }
+        // Without an id the newest row is not this fetch: all of them came before it.
+        return results.prefix { FetchResult(name: $0, reason: nil)?.isFailure ?? false }.count
     }
 }

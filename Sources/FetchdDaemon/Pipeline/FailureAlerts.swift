@@ -141,7 +141,7 @@ final class FailureAlerts: Sendable {
     /// The failing handler succeeded: forget the streak, journal it, run the program if the
     /// failing alert ran it.
     private func recover(_ record: CompletedFetch, of handler: HandlerConfig, streak: AlertStreak, daemon: DaemonConfig) {
-        let failures = (try? state.failuresBeforeLatest(of: handler.name)) ?? handler.alertAfter
+        let failures = (try? state.failures(before: record)) ?? handler.alertAfter
         do { try state.alerts.end(handler.name) } catch {
             logger.error("\(handler.name): cannot record its recovery in \(state.path): \(error); it may recover again after a restart",
                          metadata: ["handler": "\(handler.name)"])
