@@ -12,8 +12,11 @@ import Testing
 final class RecordingLog: Sendable {
     /// One entry.
     struct Entry: Sendable {
+        /// Its priority.
         var level: Logger.Level
+        /// Its text.
         var message: String
+        /// Its fields, by metadata key (`handler` becomes `FETCHD_HANDLER` in the journal).
         var metadata: [String: String]
     }
 

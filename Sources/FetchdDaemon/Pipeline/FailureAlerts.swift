@@ -37,8 +37,8 @@ final class FailureAlerts: Sendable {
     /// Where alerts are journaled.
     let logger: Logger
     private let memory = Mutex(Memory())
-    /// How often programs may run (tests shorten it).
-    let rateLimit: Mutex<AlertRateLimit>
+    /// How often programs may run.
+    let rateLimit: AlertRateLimit
     private let queue = DispatchQueue(label: "fetchd-alerts")
 
     /// Alerts over `state`'s counts, running programs with `runner`.
@@ -46,7 +46,7 @@ final class FailureAlerts: Sendable {
         self.state = state
         self.runner = runner
         self.logger = logger
-        self.rateLimit = Mutex(rateLimit)
+        self.rateLimit = rateLimit
     }
 
     /// Looks at `record`, just recorded for `handler`, later and off the caller: a failure may
@@ -59,9 +59,6 @@ final class FailureAlerts: Sendable {
         guard !skip else { return }
         queue.async { self.decide(record, of: handler, daemon: daemon) }
     }
-
-    /// The handlers failing now (alerted on and not yet recovered), read from the database on first use.
-    var failing: Set<String> { Set(streaks().keys) }
 
     /// Returns once every result noted so far is looked at and every program started is done.
     func settled() async {
@@ -113,7 +110,7 @@ final class FailureAlerts: Sendable {
     private func raise(_ record: CompletedFetch, of handler: HandlerConfig, stored: HandlerState, daemon: DaemonConfig) {
         let now = Date()
         let command = Self.command(of: handler, daemon: daemon)
-        let limit = rateLimit.withLock { $0 }
+        let limit = rateLimit
         let lookback = now.addingTimeInterval(-limit.lookbackSeconds)
         var refusal: String?
         if command == nil {
