@@ -423,6 +423,8 @@ install: release man
 	install -d $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples
 	install -m 0644 config/handlers.d/*.toml $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples/
 	install -m 0644 examples/python/fetchd-client.py $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples/
+	install -m 0644 examples/alerts/fetchd-alert-notify examples/alerts/fetchd-alert-journal \
+		$(DESTDIR)$(PREFIX)/share/doc/fetchd/examples/
 	install -d $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples/swift/Sources/fetchd-swift-client
 	install -m 0644 examples/swift/Package.swift $(DESTDIR)$(PREFIX)/share/doc/fetchd/examples/swift/
 	install -m 0644 examples/swift/Sources/fetchd-swift-client/*.swift \

@@ -43,9 +43,10 @@ public struct LoadedConfig: Sendable, Equatable {
         return config
     }
 
-    /// Whether a handler runs a program: an exec handler, or a transfer's `on_complete`.
+    /// Whether a handler runs a program: an exec handler, a transfer's `on_complete`, or a
+    /// failure alert (`on_failure`).
     public var runsPrograms: Bool {
-        handlers.contains { $0.kind == .exec || $0.transfer?.onComplete != nil }
+        handlers.contains { $0.kind == .exec || $0.transfer?.onComplete != nil || $0.alertCommand(daemon: daemon) != nil }
     }
 
     /// Whether fetchd starts programs itself: it runs some, and not through fetchd-runas.
@@ -102,6 +103,7 @@ public enum ConfigLoader {
                                          section: .init(name: "", element: nil))
                 daemon = DaemonConfig.read(from: &reader)
                 stopping += reader.diagnostics
+                stopping += trusted.alertProgramProblem(of: daemon, file: mainFile, lines: document.lines).map { [$0] } ?? []
             }
         }
         let baseDirectory = PathName.directory(of: mainFile)

@@ -61,6 +61,11 @@ public struct DaemonConfig: Sendable, Equatable {
     public var transferMaxActive: Int = Defaults.transferMaxActive
     /// Bytes per second all transfers together receive at most (`transfer_max_bytes_per_second`; 0: no limit).
     public var transferMaxBytesPerSecond: Int = Defaults.transferMaxBytesPerSecond
+    /// The program run when a handler without its own `on_failure` starts failing and when it
+    /// recovers (`on_failure`); nil: none.
+    public var onFailure: [String]?
+    /// Failures in a row after which a handler counts as failing and its alert runs (`alert_after`).
+    public var alertAfter: Int = Defaults.alertAfter
 
     /// A configuration with every default.
     public init() {}
@@ -80,6 +85,7 @@ public struct DaemonConfig: Sendable, Equatable {
         "default_deadline", "max_deadline", "kill_grace", "heartbeat", "cache_max_bytes",
         "socket_mode", "control_group", "global_budget", "push_listen", "push_trusted_proxy",
         "power_supply_dir", "network_metered", "dbus_api", "transfer_max_active", "transfer_max_bytes_per_second",
+        "on_failure", "alert_after",
     ] + RegistrationQuota.keys
 
     /// Where `org.fetchd.Fetchd1` is offered.
@@ -171,6 +177,8 @@ public struct DaemonConfig: Sendable, Equatable {
         config.registrationQuota = RegistrationQuota.read(from: &reader)
         if let value = reader.int("transfer_max_active", in: 1...64) { config.transferMaxActive = value }
         if let value = reader.int("transfer_max_bytes_per_second", in: 0...Int.max) { config.transferMaxBytesPerSecond = value }
+        config.onFailure = HandlerConfig.readAlertProgram(from: &reader).flatMap { $0.isEmpty ? nil : $0 }
+        if let value = reader.int("alert_after", in: 1...Defaults.alertAfterMax) { config.alertAfter = value }
         reader.reportUnknownKeys(known: knownKeys + ["handler"])
         return config
     }

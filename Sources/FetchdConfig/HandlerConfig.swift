@@ -48,6 +48,11 @@ public struct HandlerConfig: Sendable, Equatable {
     public var power: PowerCondition = PowerCondition(rawValue: Defaults.power) ?? .any
     /// On battery, a scheduled fetch waits until the battery holds at least this many percent (0: never waits).
     public var batteryMinPercent: Int = Defaults.batteryMinPercent
+    /// Its own failure-alert program (`on_failure`); nil: the main file's (`alertCommand`).
+    public var onFailure: [String]?
+    /// Failures in a row after which it counts as failing and its alert runs (`alert_after`;
+    /// the main file's when unset).
+    public var alertAfter: Int = Defaults.alertAfter
     /// The file the handler was defined in.
     public var sourceFile: String
     /// The line of the handler's `[[handler]]` header.
@@ -123,6 +128,7 @@ public struct HandlerConfig: Sendable, Equatable {
         if let retain = reader.int("retain", in: 1...1000) { handler.retain = retain }
         if let maxBytes = reader.int("max_bytes", in: 1...(64 * 1024 * 1024 * 1024)) { handler.maxBytes = maxBytes }
         if let enabled = reader.bool("enabled") { handler.enabled = enabled }
+        handler.readAlertOptions(&reader, daemon: daemon)
         handler.readUsageOptions(&reader)
         handler.readPushOptions(&reader, readsSecrets: daemon.readsSecrets)
         handler.readConditionOptions(&reader)

@@ -8,7 +8,7 @@ import Glibc
 extension TrustedReader {
     /// The problems with the files `handler` (read from `section` of `file`) names for fetchd
     /// to run or trust: an exec handler's program (`command`), a transfer's `on_complete`
-    /// program and a `ca_file`, each at its key. A program is the file its command runs: a path
+    /// program, the handler's own failure alert (`on_failure`) and a `ca_file`, each at its key. A program is the file its command runs: a path
     /// as written, or a bare name looked up in the handler's `PATH` as it will be when it runs,
     /// where every folder searched before the one holding it must pass too (whoever can write
     /// one of them could put a program of that name in first). Files that do not exist are
@@ -24,6 +24,9 @@ extension TrustedReader {
         if let program = handler.transfer?.onComplete?.first {
             named.append(("on_complete", "the program", remembered(program, searchPath) { programProblem(program, searchPath) }))
         }
+        if let program = handler.onFailure?.first {
+            named.append(("on_failure", "the program", remembered(program, searchPath) { programProblem(program, searchPath) }))
+        }
         if let caFile = handler.request?.caFile {
             named.append(("ca_file", "the CA file", remembered(caFile, nil) { namedFileProblem(caFile) }))
         }
@@ -33,6 +36,18 @@ extension TrustedReader {
                                  message: "\(what) may not be trusted: \($0)", handler: handler.name)
             }
         }
+    }
+
+    /// The problem with the main file's `on_failure` program (looked up in the default `PATH`:
+    /// a handler's `environment` may set another, and its own `PATH` is checked with the
+    /// handler's programs when it names one), if any, at its key in `file`.
+    func alertProgramProblem(of daemon: DaemonConfig, file: String, lines: TOMLLineIndex) -> ConfigDiagnostic? {
+        guard let program = daemon.onFailure?.first else { return nil }
+        let searchPath = Defaults.programSearchPath
+        guard let problem = remembered(program, searchPath, { programProblem(program, searchPath) }) else { return nil }
+        let section = TOMLLineIndex.Section(name: "", element: nil)
+        return ConfigDiagnostic(file: file, line: lines.line(of: "on_failure", in: section), key: "on_failure",
+                                message: "the program may not be trusted: \(problem)")
     }
 
     /// `check()`'s answer for `name` (looked up in `searchPath` when it is a bare program name),

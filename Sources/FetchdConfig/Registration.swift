@@ -46,6 +46,7 @@ public struct Registration: Sendable, Equatable {
     public static let refusedKeys = [
         "command": "handlers that run programs are configured in handler files by an administrator",
         "on_complete": "programs run only from handler files an administrator wrote",
+        "on_failure": "programs run only from handler files an administrator wrote",
         "environment": "it is for programs, which run only from handler files",
         "push_token_file": "it names a file the daemon reads; push tokens are configured in handler files",
         "name": "the name is RegisterHandler's first argument",

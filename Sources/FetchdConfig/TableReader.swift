@@ -107,8 +107,9 @@ struct TableReader {
         return (folder == "/" ? "" : folder) + "/" + path
     }
 
-    /// A non-empty array of strings; `example` is one, shown when the value is of another type.
-    mutating func stringArray(_ key: String, example: String, required: Bool = false) -> [String]? {
+    /// A non-empty array of strings (or an empty one when `allowsEmpty`); `example` is one,
+    /// shown when the value is of another type.
+    mutating func stringArray(_ key: String, example: String, required: Bool = false, allowsEmpty: Bool = false) -> [String]? {
         guard let value = value(key, required: required) else { return nil }
         guard let array = value.array else {
             wrongType(key, value, expected: "an array of strings such as \(example)"); return nil
@@ -120,7 +121,7 @@ struct TableReader {
             }
             strings.append(string)
         }
-        guard !strings.isEmpty else { report(key, "the array is empty; expected at least one element"); return nil }
+        guard !strings.isEmpty || allowsEmpty else { report(key, "the array is empty; expected at least one element"); return nil }
         return strings
     }
 

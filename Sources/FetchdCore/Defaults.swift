@@ -126,6 +126,18 @@ public enum Defaults {
     public static let transferStallSeconds = 60.0
     /// How long a transfer's `on_complete` command may run before it is stopped.
     public static let onCompleteTimeoutSeconds = 300.0
+    /// A handler's `on_failure` program runs once it has failed this many times in a row (`alert_after`).
+    public static let alertAfter = 3
+    /// The most `alert_after` may be set to.
+    public static let alertAfterMax = 1000
+    /// A handler's failure alert runs its program at most once in this many seconds, however
+    /// often its failures start a new streak; the alert is still journaled.
+    public static let alertHandlerIntervalSeconds = 3600.0
+    /// All handlers' failure alerts together run their programs at most this many times per
+    /// rolling hour (`alertWindowSeconds`); more are only journaled.
+    public static let alertMaxPerHour = 10
+    /// The window of `alertMaxPerHour`, in seconds.
+    public static let alertWindowSeconds = 3600.0
     /// The `PATH` a handler's program starts with (its `environment` may set another): where a
     /// command's bare program name is looked up, when it runs and when configuration is checked.
     public static let programSearchPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"

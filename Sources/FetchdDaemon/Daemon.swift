@@ -66,6 +66,7 @@ public struct Daemon {
         let coordinator = try openCoordinator()
         let before = WakeReport.Usage.atStart()
         let tally = await coordinator.runDueCounting(trigger: .timer)
+        await coordinator.alertsSettled()
         var report = WakeReport(tally: tally, before: before, after: .atEnd())
         // No later batch will carry results the database refused: one more try, or say so.
         report.unrecorded = await coordinator.flushUnrecorded()
@@ -157,6 +158,7 @@ public struct Daemon {
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         var failure: (any Error)?
         do { try await group.run() } catch { failure = error }
+        await coordinator.stopAlerts()
         // Results the database refused would otherwise wait for a batch that never comes.
         _ = await coordinator.flushUnrecorded()
         close(coordinator.state)

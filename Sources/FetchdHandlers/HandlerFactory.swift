@@ -26,17 +26,33 @@ public enum HandlerFactory {
         func performFetch(context: FetchContext) async { context.complete(.failed(reason: reason)) }
     }
 
-    /// An exec handler's program (`command`), or a transfer's `on_complete` with the published
-    /// file (`snapshot`): run by fetchd-runas when `daemon.runasSocket` is set, else by fetchd.
+    /// An exec handler's program (`command`), a transfer's `on_complete` with the published
+    /// file (`snapshot`), or a failure alert's program (`command`, the handler's `alertCommand`)
+    /// with `alert` in its environment: run by fetchd-runas when `daemon.runasSocket` is set
+    /// (which resolves the program from the configuration itself), else by fetchd.
     public static func makeProgram(_ config: HandlerConfig, command: [String], snapshot: String? = nil,
-                                   daemon: DaemonConfig) -> any FetchHandler {
+                                   alert: FailureAlert? = nil, daemon: DaemonConfig) -> any FetchHandler {
         let grace = Duration.milliseconds(Int64(daemon.killGraceSeconds * 1000))
         if let socket = daemon.runasSocket {
-            var handler = RunasExecHandler(socketPath: socket, program: snapshot == nil ? .command : .onComplete, killGrace: grace)
+            let program: RunasRequest.Program = alert != nil ? .onFailure : snapshot == nil ? .command : .onComplete
+            var handler = RunasExecHandler(socketPath: socket, program: program, killGrace: grace)
             handler.snapshot = snapshot
+            handler.alert = alert
             return handler
         }
+        if let alert {
+            var program = makeExec(config, command: command, daemon: daemon)
+            program.environment.merge(alert.environment) { _, alert in alert }
+            program.writesSnapshot = false
+            return program
+        }
         guard let snapshot else { return makeExec(config, command: command, daemon: daemon) }
+        return makeOnComplete(config, command: command, snapshot: snapshot, daemon: daemon)
+    }
+
+    /// A transfer's `on_complete`, run by fetchd, with the published file appended.
+    private static func makeOnComplete(_ config: HandlerConfig, command: [String], snapshot: String,
+                                       daemon: DaemonConfig) -> ExecHandler {
         var program = makeExec(config, command: command + [snapshot], daemon: daemon)
         program.environment["FETCHD_SNAPSHOT"] = snapshot
         program.writesSnapshot = false

@@ -80,6 +80,9 @@ struct RunasPlan {
     /// The argv of the program `request` names, and the most seconds it may run.
     private static func program(_ request: RunasRequest, of handler: HandlerConfig,
                                 daemon: DaemonConfig) throws(Refusal) -> ([String], Double) {
+        if request.program != .onFailure, request.hasAlertFields {
+            throw Refusal(description: "the alert's fields go with on_failure only")
+        }
         switch request.program {
         case .command:
             guard let program = handler.program else {
@@ -95,6 +98,19 @@ struct RunasPlan {
             }
             let snapshot = try publishedFile(request.snapshot, of: handler.name, cache: daemon.cacheDirectory)
             return (command + [snapshot], Defaults.onCompleteTimeoutSeconds)
+        case .onFailure:
+            guard request.snapshot == nil else {
+                throw Refusal(description: "`snapshot` goes with on_complete only")
+            }
+            guard let alert = request.failureAlert else {
+                throw Refusal(description: "on_failure needs the alert's `alert`, `result` and `failures`")
+            }
+            if let problem = alert.problem { throw Refusal(description: "the alert is not valid: \(problem)") }
+            // Resolved as fetchd resolves it: the handler's own, else the main file's.
+            guard let command = handler.alertCommand(daemon: daemon) else {
+                throw Refusal(description: "handler \"\(handler.name)\" has no on_failure, and the main file sets none")
+            }
+            return (command, handler.deadlineSeconds)
         }
     }
 

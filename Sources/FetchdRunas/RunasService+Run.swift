@@ -29,17 +29,21 @@ extension RunasService {
         var program = HandlerFactory.makeExec(plan.handler, command: plan.command, daemon: plan.daemon)
         program.user = plan.user
         let onComplete = request.program == .onComplete
+        // The plan checked the alert's fields; only on_failure carries them.
+        let alert = request.program == .onFailure ? request.failureAlert : nil
         if onComplete {
             program.environment["FETCHD_SNAPSHOT"] = plan.command.last
-            program.writesSnapshot = false
         }
+        if let alert { program.environment.merge(alert.environment) { _, alert in alert } }
+        let writes = request.program == .command
+        program.writesSnapshot = writes
         let context = FetchContext(
             handlerName: plan.handler.name, trigger: request.trigger,
-            outputPath: onComplete ? "/dev/null" : workspace.copy,
-            previousSnapshotPath: onComplete ? plan.command.last : request.previous,
+            outputPath: writes ? workspace.copy : "/dev/null",
+            previousSnapshotPath: onComplete ? plan.command.last : writes ? request.previous : nil,
             deadline: .now + .milliseconds(Int64(plan.seconds * 1000)),
             wallDeadline: Date(timeIntervalSince1970: Double(request.wallDeadline)),
-            pushData: request.pushData, userOutputPath: onComplete ? nil : workspace.userOutput)
+            pushData: request.pushData, userOutputPath: writes ? workspace.userOutput : nil)
         let running = Task { [program] in await FetchRunner().run(program, context: context) }
         let watcher = StopWatcher(connection: connection) { running.cancel() }
         let outcome = await running.value

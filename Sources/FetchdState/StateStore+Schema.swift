@@ -60,6 +60,7 @@ extension StateStore {
                 t.primaryKey(["uid", "name"])
             }
         }
+        AlertTables.registerMigration(&migrator)
         return migrator
     }
 

@@ -18,6 +18,12 @@ public enum MessageID {
     /// message says which.
     public static let conditionWait = "5c1df485456b4d90a126ae52fb6df113"
 
+    /// A handler failed `alert_after` times in a row: it is failing (its alert program ran, or
+    /// the entry says why not). `journalctl MESSAGE_ID=...` lists the failing handlers.
+    public static let handlerFailing = "40761c38b25b42e69d8d3d14bad74a06"
+    /// A failing handler succeeded again (its alert program ran once more, or the entry says why not).
+    public static let handlerRecovered = "0e3a5a5541f94621993a8fa8113fd600"
+
     /// The logger metadata key whose value becomes the entry's `MESSAGE_ID`.
     public static let metadataKey = "message_id"
 }

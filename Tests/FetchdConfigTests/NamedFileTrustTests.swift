@@ -89,6 +89,29 @@ struct NamedFileTrustTests {
         #expect(ConfigTrustTests.rejection(main).isEmpty)
     }
 
+    @Test func anOnFailureProgramAnotherUserOwnsIsRefusedInAHandlerAndInTheMainFile() throws {
+        let (folder, main, program, _) = try Self.setUp()
+        defer { folder.remove() }
+        let file = try Self.handlerFile("""
+            [[handler]]
+            name = "a"
+            kind = "http"
+            url = "https://example.com/file"
+            on_failure = ["\(program)"]
+
+            """, in: folder)
+        #expect(ConfigTrustTests.rejection(main).isEmpty)
+        chown(program, 65534, 65534)
+        let problem = Self.problem(main, file: file, line: 5, key: "on_failure")
+        #expect(problem?.message.contains("owned by uid 65534") == true, "\(String(describing: problem))")
+        // The main file's, for every handler without its own.
+        _ = try Self.handlerFile("[[handler]]\nname = \"a\"\nkind = \"http\"\nurl = \"https://example.com/\"\n", in: folder)
+        try folder.write("heartbeat = \"15m\"\non_failure = [\"\(program)\", \"--alert\"]\n", to: "fetchd.toml")
+        let problems = ConfigTrustTests.rejection(main)
+        #expect(problems.count == 1 && problems.first?.line == 2 && problems.first?.key == "on_failure"
+                    && problems.first?.file == main && problems.first?.message.contains("owned by uid 65534") == true, "\(problems)")
+    }
+
     @Test func anOnCompleteProgramAnotherUserOwnsIsRefused() throws {
         let (folder, main, program, _) = try Self.setUp()
         defer { folder.remove() }

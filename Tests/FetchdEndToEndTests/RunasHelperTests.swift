@@ -39,7 +39,16 @@ struct RunasHelperTests {
         user = "nobody"
         deadline = "2s"
         command = ["/bin/sh", "-c", "exec sleep 101"]
+
+        [[handler]]
+        name = "alerting"
+        kind = "http"
+        url = "http://127.0.0.1:9/"
+        on_failure = ["/bin/sh", "-c", "echo \\"$(id -un) $FETCHD_HANDLER $FETCHD_ALERT $FETCHD_RESULT $FETCHD_FAILURES [$FETCHD_LAST_SUCCESS] $FETCHD_REASON\\" >> \\"$0\\"", "ALERTS"]
         """
+
+    /// Where the alerting handler's `on_failure` writes, in `directory`.
+    static let alertsFile = "alerts.log"
 
     /// A configuration (root's, as fetchd-runas requires), a folder for the runs' workspaces.
     struct Setup {
@@ -49,7 +58,11 @@ struct RunasHelperTests {
 
         init() throws {
             directory = try TemporaryDirectory("fetchd-runas")
-            configPath = try TestConfig.write(in: directory, handlers: RunasHelperTests.handlers)
+            let handlers = RunasHelperTests.handlers.replacingOccurrences(of: "ALERTS", with: directory.file(RunasHelperTests.alertsFile))
+            configPath = try TestConfig.write(in: directory, handlers: handlers)
+            // Written by the alert program as its user.
+            FileManager.default.createFile(atPath: directory.file(RunasHelperTests.alertsFile), contents: Data())
+            chmod(directory.file(RunasHelperTests.alertsFile), 0o666)
             try FileManager.default.createDirectory(atPath: directory.file("work"), withIntermediateDirectories: true)
             // The users' programs pass through the test's folders (mkdtemp makes them 0700).
             chmod(directory.path, 0o711)
@@ -124,6 +137,42 @@ struct RunasHelperTests {
         process.waitUntilExit()
     }
 
+    /// An alert request: `on_failure` of `handler` with the alert's data, `result` as given.
+    static func alertRequest(_ handler: String, result: String = "failed") -> RunasRequest {
+        var request = RunasRequest(handler: handler, program: .onFailure, trigger: .timer, seconds: 10, wallDeadline: 0)
+        request.failureAlert = FailureAlert(event: .failing, result: result, reason: "connection refused", failures: 3,
+                                            lastSuccess: 1_700_000_000)
+        return request
+    }
+
+    @Test func onFailureRunsTheConfiguredAlertWithItsData() throws {
+        let setup = try Setup()
+        defer { setup.directory.remove() }
+        let (connection, process) = try Self.start(setup)
+        try connection.send(Self.alertRequest("alerting"))
+        let (reply, output) = try Self.reply(on: connection)
+        #expect(reply.result == .newData && output == nil, "\(reply)")
+        process.waitUntilExit()
+        let written = try String(contentsOfFile: setup.directory.file(Self.alertsFile), encoding: .utf8)
+        #expect(written == "daemon alerting failing failed 3 [1700000000] connection refused\n", "\(written)")
+    }
+
+    @Test func onFailureIsRefusedWithoutAConfiguredAlertOrWithBadData() throws {
+        let setup = try Setup()
+        defer { setup.directory.remove() }
+        for (request, why) in [(Self.alertRequest("who"), "has no on_failure"),
+                               (Self.alertRequest("alerting", result: "newData"), "is not one of failed, expired"),
+                               ({ var plain = Self.alertRequest("who"); plain.program = .command; return plain }(),
+                                "go with on_failure only")] {
+            let (connection, process) = try Self.start(setup)
+            try connection.send(request)
+            let (reply, _) = try Self.reply(on: connection)
+            #expect(reply.result == .refused && (reply.reason ?? "").contains(why), "\(reply)")
+            process.waitUntilExit()
+        }
+        #expect(try String(contentsOfFile: setup.directory.file(Self.alertsFile), encoding: .utf8).isEmpty)
+    }
+
     @Test func aStopMessageEndsTheProgramAtOnce() throws {
         let setup = try Setup()
         defer { setup.directory.remove() }
@@ -139,10 +188,17 @@ struct RunasHelperTests {
     }
 
     /// fetchd with `--runas-socket`, fetchd-runas behind systemd-socket-activate: the results are
-    /// fetchd's as if it ran the programs, and a program past its deadline is expired and ended.
+    /// fetchd's as if it ran the programs, a program past its deadline is expired and ended,
+    /// and a failing handler's alert runs there too.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-socket-activate")))
     func fetchdRunsItsProgramsThroughFetchdRunas() async throws {
-        let daemon = try DaemonProcess(handlers: Self.handlers)
+        let alerts = try TemporaryDirectory("fetchd-runas-alerts")
+        defer { alerts.remove() }
+        chmod(alerts.path, 0o711)
+        let alertsFile = try alerts.write("", to: Self.alertsFile)
+        chmod(alertsFile, 0o666)
+        let daemon = try DaemonProcess(handlers: Self.handlers.replacingOccurrences(of: "ALERTS", with: alertsFile),
+                                       extraMain: "alert_after = 1")
         defer { daemon.directory.remove() }
         chmod(daemon.directory.path, 0o711)
         let socket = daemon.directory.file("runas.sock")
@@ -164,5 +220,7 @@ struct RunasHelperTests {
         #expect(result.output.contains("slow: expired"), "\(result.output)")
         let sleeping = try ChildProcess.run("/usr/bin/pgrep", ["-f", "^sleep 101$"])
         #expect(sleeping.status == 1, "the expired program is still running: \(sleeping.output)")
+        let alerted = try String(contentsOfFile: alertsFile, encoding: .utf8)
+        #expect(alerted.hasPrefix("daemon alerting failing failed 1 [] "), "\(alerted)")
     }
 }

@@ -109,6 +109,8 @@ struct PackageTests {
                         "/usr/share/dbus-1/services/org.fetchd.Fetchd1.service",
                         "/usr/share/polkit-1/actions/org.fetchd.Fetchd1.policy",
                         "/usr/share/doc/fetchd/examples/fetchd-client.py",
+                        "/usr/share/doc/fetchd/examples/fetchd-alert-notify",
+                        "/usr/share/doc/fetchd/examples/fetchd-alert-journal",
                         "/usr/share/doc/fetchd/examples/swift/Package.swift",
                         "/usr/share/doc/fetchd/examples/swift/Sources/fetchd-swift-client/main.swift",
                         "/usr/share/doc/fetchd/threat-model.md", "/usr/share/doc/fetchd/security-notes.md",

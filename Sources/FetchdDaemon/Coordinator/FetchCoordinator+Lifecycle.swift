@@ -9,6 +9,13 @@ extension FetchCoordinator {
     /// still unrecorded.
     public func flushUnrecorded() async -> Int { await pipeline.committer.flushUnrecorded() }
 
+    /// Returns once the failure alerts of the results so far are decided and their programs
+    /// have ended: at the end of `fetchd --once`, whose process would otherwise cut them short.
+    public func alertsSettled() async { await pipeline.alerts.settled() }
+
+    /// Stops the failure alerts' programs still running and starts no more: at shutdown.
+    public func stopAlerts() async { await pipeline.alerts.stop() }
+
     /// Blocks the actor for good, to test that a stalled daemon is restarted by the watchdog.
     /// Reachable only through fetchd's hidden `--debug-stall-after` flag.
     func debugStall() {

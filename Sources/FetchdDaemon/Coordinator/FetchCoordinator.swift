@@ -175,9 +175,12 @@ public actor FetchCoordinator {
             let run = await pipeline.transfer(handler, download, trigger: trigger, daemon: config.daemon)
             if let reason = run.pausedBecause { conditionWaits.paused(handler.name, because: reason) }
             record = run.record
+            // A pause records nothing: it neither fails nor recovers.
+            if run.pausedBecause == nil { pipeline.alerts.note(record, of: handler, daemon: config.daemon) }
         } else {
             record = await pipeline.fetch(handler, trigger: trigger, state: state, pushData: pushData, daemon: config.daemon)
             pipeline.log(record, snapshot: record.version == nil ? nil : snapshots.latestContentPath(of: handler.name))
+            pipeline.alerts.note(record, of: handler, daemon: config.daemon)
         }
         plans.forget(handler.name)  // the budget and the content's age changed: plan again
         completionObserver?.fetchCompleted(record, of: handler)

@@ -92,7 +92,9 @@ struct StatusView {
         // wake was the largest allocation of the status line.
         let enabled = config.handlers.lazy.filter(\.enabled)
         let states = eligibility.input.states
-        let (count, failing) = (enabled.count, enabled.filter { (states[$0.name]?.consecutiveFailures ?? 0) > 0 }.count)
+        // Failing as the failure alerts count it: `alert_after` failures in a row.
+        let failing = enabled.filter { (states[$0.name]?.consecutiveFailures ?? 0) >= $0.alertAfter }.count
+        let count = enabled.count
         var parts = ["\(count) handler\(count == 1 ? "" : "s")"]
         if config.handlers.isEmpty && config.diagnostics.isEmpty {
             parts[0] = "no handlers configured (add a handler file to \(config.handlersDirectory), then reload)"

@@ -34,6 +34,8 @@ final class FetchPipeline: Sendable {
     let committer: ResultCommitter
     /// Background transfers: their slots, the running ones, when a partial one resumes.
     let transfers: TransferLane
+    /// Failure alerts: looked at after each result, their programs run apart from any wake.
+    let alerts: FailureAlerts
 
     /// Creates the pipeline over opened stores, with slots sized by `daemon`.
     init(snapshots: SnapshotStore, state: StateStore, daemon: DaemonConfig, logger: Logger) {
@@ -45,6 +47,7 @@ final class FetchPipeline: Sendable {
         self.httpClient = HTTPClient(limits: Self.httpLimits(daemon))
         self.committer = ResultCommitter(snapshots: snapshots, state: state, logger: logger)
         self.transfers = TransferLane(snapshots: snapshots, httpClient: httpClient, runner: runner, daemon: daemon, logger: logger)
+        self.alerts = FailureAlerts(state: state, runner: runner, logger: logger)
     }
 
     /// libcurl's connection caps, from the same settings as the slots.

@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// Runs a handler's program through fetchd-runas, the privileged part of the system service:
-/// fetchd names the handler and the program (`command` or `on_complete`), fetchd-runas starts
+/// fetchd names the handler and the program (`command`, `on_complete` or `on_failure`), fetchd-runas starts
 /// what the root-owned configuration says as the user it says, and answers with the result and
 /// the output as an open file, which is copied into fetchd's staging file here. So fetchd runs
 /// unprivileged and its programs as other users (fetchd-runas(8)).
@@ -21,6 +21,8 @@ public struct RunasExecHandler: FetchHandler {
     public let program: RunasRequest.Program
     /// For `on_complete`: the published file.
     public var snapshot: String?
+    /// For `on_failure`: the alert's data.
+    public var alert: FailureAlert?
     /// fetchd-runas's grace between SIGTERM and SIGKILL, for how long a stopped run is awaited.
     public let killGrace: Duration
 
@@ -44,6 +46,7 @@ public struct RunasExecHandler: FetchHandler {
         request.previous = program == .command ? context.previousSnapshotPath : nil
         request.pushData = context.pushData
         request.snapshot = snapshot
+        request.failureAlert = alert
         let message: RunasConnection.Message
         do {
             let connection = try RunasConnection(connectingTo: socketPath)

@@ -15,6 +15,9 @@ public struct RunasRequest: Codable, Sendable, Equatable {
         case command
         /// A transfer's `on_complete`, given the published file (`snapshot`).
         case onComplete = "on_complete"
+        /// The handler's failure alert (its `on_failure`, else the main file's), given the
+        /// alert's data (`alert`, `result`, `reason`, `failures`, `lastSuccess`).
+        case onFailure = "on_failure"
     }
 
     /// The protocol's version; fetchd-runas refuses another.
@@ -35,6 +38,16 @@ public struct RunasRequest: Codable, Sendable, Equatable {
     public var pushData: String?
     /// For `on_complete`: the published file, in the handler's cache folder.
     public var snapshot: String?
+    /// For `on_failure`: which alert (`FETCHD_ALERT`).
+    public var alert: FailureAlert.Event?
+    /// For `on_failure`: the result that raised it (`FETCHD_RESULT`).
+    public var result: String?
+    /// For `on_failure`: why the last fetch failed (`FETCHD_REASON`).
+    public var reason: String?
+    /// For `on_failure`: the failures in a row (`FETCHD_FAILURES`).
+    public var failures: Int?
+    /// For `on_failure`: the last success before them, Unix seconds (`FETCHD_LAST_SUCCESS`).
+    public var lastSuccess: Int?
 
     /// The version this build speaks.
     public static let currentVersion = 1
@@ -42,7 +55,8 @@ public struct RunasRequest: Codable, Sendable, Equatable {
     public static let maxBytes = 64 * 1024
     /// Every field a request may have.
     public static let fields: Set<String> = ["version", "handler", "program", "trigger", "seconds", "wallDeadline",
-                                             "previous", "pushData", "snapshot"]
+                                             "previous", "pushData", "snapshot",
+                                             "alert", "result", "reason", "failures", "lastSuccess"]
 
     /// Creates a request.
     public init(handler: String, program: Program, trigger: FetchTrigger, seconds: Double, wallDeadline: Int) {
@@ -51,6 +65,26 @@ public struct RunasRequest: Codable, Sendable, Equatable {
         self.trigger = trigger
         self.seconds = seconds
         self.wallDeadline = wallDeadline
+    }
+}
+
+extension RunasRequest {
+    /// The alert's data the request carries, nil when it carries none (every field but
+    /// `reason` and `lastSuccess` is needed).
+    public var failureAlert: FailureAlert? {
+        get {
+            guard let alert, let result, let failures else { return nil }
+            return FailureAlert(event: alert, result: result, reason: reason, failures: failures, lastSuccess: lastSuccess)
+        }
+        set {
+            (alert, result, reason) = (newValue?.event, newValue?.result, newValue?.reason)
+            (failures, lastSuccess) = (newValue?.failures, newValue?.lastSuccess)
+        }
+    }
+
+    /// Whether the request holds any of the alert's fields.
+    public var hasAlertFields: Bool {
+        alert != nil || result != nil || reason != nil || failures != nil || lastSuccess != nil
     }
 }
 
