@@ -19,6 +19,7 @@ struct CoalesceBenchTests {
 
     /// A small deterministic generator (SplitMix64), so the phases repeat exactly.
     struct Draw {
+        /// The generator's state, the seed at first.
         var state: UInt64
         /// A number in [0, 1).
         mutating func unit() -> Double {

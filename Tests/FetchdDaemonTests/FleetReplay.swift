@@ -46,10 +46,15 @@ struct FleetReplay {
         var earlySeconds: [Double] = []
     }
 
+    /// The handlers on fixed intervals.
     var intervals: [Interval]
+    /// The usage-planned handlers.
     var planned: [Planned]
+    /// When the replay starts.
     var start: Date
+    /// How long it runs, in days.
     var days: Double
+    /// How far fetches may move to share wakes (`.none`: the run without sharing).
     var sharing: WakeSharing
     /// The usage-planned handlers' `min_interval`, in seconds (the parity test's).
     var plannedMinIntervalSeconds = 300.0
