@@ -9,7 +9,9 @@ import Foundation
 /// The rule in this version is iOS's minimum fetch interval: a handler is eligible once
 /// `min_interval` has passed since its last attempt (a floor, never a promise) and after any time
 /// the server asked for (Retry-After, Cache-Control max-age, Expires); a handler that never ran
-/// is eligible at once; `never` and disabled handlers run only when asked.
+/// is eligible at once; `never` and disabled handlers run only when asked. An eligible fetch
+/// may wait a little, and a planned one move a few minutes, so that fetches share wakes
+/// (`WakeSharing`, `Window`).
 public enum Scheduler {
     /// The earliest time `handler` may run on a schedule, or nil if it is never scheduled.
     /// A last attempt later than `now` (the wall clock was stepped back) counts as `now`.
