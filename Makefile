@@ -34,7 +34,7 @@ SWIFT_FOLDER_FLAGS ?=
 RELEASE_BUILD = $(SWIFT) build -c release $(RELEASE_FLAGS) $(SWIFT_FOLDER_FLAGS)
 
 .PHONY: all deps test-deps install-packages build run status man man-check deb test test-asan test-tsan bench-http bench-idle bench-dbus bench-config bench-compare bench-package bench-async-shape bench-transfer \
-	bench-planner bench-learning fuzz fuzz-build fuzz-config fuzz-trace fuzz-control fuzz-headers fuzz-push fuzz-json fuzz-dbus crash-states io-faults soak soak-plot torture release install uninstall clean
+	bench-planner bench-learning bench-coalesce fuzz fuzz-build fuzz-config fuzz-trace fuzz-control fuzz-headers fuzz-push fuzz-json fuzz-dbus crash-states io-faults soak soak-plot torture release install uninstall clean
 
 all: build
 
@@ -257,6 +257,14 @@ bench-planner: deps
 	python3 bench/planner_bench.py $$($(RELEASE_BUILD) --show-bin-path) bench/results/planner-$$(date +%Y%m%d).json
 	python3 bench/planner_bound.py --check
 	python3 bench/chain_policy.py
+
+# Shared wakes: 20 handlers for 14 days through the daemon's own wake rule and usage planning
+# (Tests/FetchdDaemonTests/CoalesceBenchTests.swift, a test so that it reaches the daemon's
+# internal Eligibility), ten usage-planned on real traces and ten on fixed intervals, with the
+# daemon's tolerance and without; scored by ../shared/scoring/staleness.py (bench/coalesce_bench.py).
+bench-coalesce: deps
+	$(SWIFT) build --build-tests
+	python3 bench/coalesce_bench.py $(BIN_DIR) --json bench/results/coalesce-$$(date +%Y%m%d).json
 
 # libFuzzer on every parser of bytes fetchd did not write (Sources/FetchdFuzzing): the config
 # loader (FETCHD_FUZZ=config), the usage-trace parser with the planner behind it (trace), the

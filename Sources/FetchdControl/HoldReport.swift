@@ -30,6 +30,8 @@ public struct HoldReport: Codable, Sendable, Equatable {
         case pushLimit = "push-limit"
         /// Its partial transfer resumes later (back-off after failures, or Retry-After).
         case transferRetry = "transfer-retry"
+        /// Due, it waits up to a share of its `min_interval` for a wake that runs something anyway.
+        case sharedWake = "shared-wake"
     }
 
     /// What holds it.

@@ -35,6 +35,21 @@ public enum Defaults {
     public static let killGraceSeconds = 5.0
     /// How often the daemon wakes to look for due handlers, in seconds.
     public static let heartbeatSeconds = 60.0
+    /// How long a scheduled fetch that is due may wait for a wake that runs something anyway,
+    /// as a share of its `min_interval`: a 1-hour handler may run up to 6 minutes late. The
+    /// content gets that much older in exchange for fewer device wake-ups.
+    public static let wakeShareDelayFraction = 0.10
+    /// How much earlier than planned a usage-planned fetch may run, in seconds, to share a
+    /// wake that runs something anyway (never inside its own `min_interval` or budget): half
+    /// the grid, so that with `wakeShareLateSeconds` every plan has a grid point within reach.
+    public static let wakeShareEarlySeconds = 450.0
+    /// How much later than planned a usage-planned fetch may run, in seconds, to share a wake.
+    public static let wakeShareLateSeconds = 450.0
+    /// The grid wakes gather on, in seconds: within its window a fetch runs at a multiple of
+    /// this (of UTC time) when the window holds one. Independent handlers so meet without
+    /// knowing of each other, as systemd's timers meet on whole minutes, and a handler whose
+    /// `min_interval` is a multiple of it stays there once it is on it, with no delay at all.
+    public static let wakeShareGridSeconds = 900.0
     /// The floor between fetches when a handler says `min_interval = "minimum"`, in seconds:
     /// one heartbeat, i.e. "as often as the daemon wakes".
     public static let minimumIntervalSeconds = 0.0

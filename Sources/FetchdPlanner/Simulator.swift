@@ -72,45 +72,32 @@ public struct Simulator: Sendable {
         let days = max(1, end.timeIntervalSince(start) / 86_400)
         var planner = FetchPlanner(limits: limits)
         planner.policy = policy
-        var model = UsageModel(settings: settings)
+        var planning = OnlinePlanning(planner: planner, model: UsageModel(settings: settings), firstFetch: start)
         var random = SplitMix(seed: 42)
-        var attempts = [start], fresh = start, results: [FetchResult] = [.newData]
-        // When the content became fresh (the daemon's `StateStore.freshFetches`), and the first
-        // of them within the safeguard's window.
-        var freshFetches = [start], trackFrom = 0
+        var fresh = start
         var staleness: [Double] = [], useIndex = 0
         var planningTime = Duration.zero, decisions = 0, mostSessions = 0
         var now = start
         while useIndex < uses.count {
             let clock = ContinuousClock(), began = clock.now
-            // The daemon's own rules, results fed back included (the simulated fetches bring new data).
-            var feedback = FetchPlanner.Feedback(resultsNewestFirst: results.suffix(10).reversed())
-            let trackSince = TrackRecord.start(now: now)
-            while trackFrom < freshFetches.count, freshFetches[trackFrom] < trackSince { trackFrom += 1 }
-            feedback.freshFetches = Array(freshFetches[trackFrom...])
-            let next = planner.next(now: now, model: model, recentFetches: Array(attempts.suffix(limits.budgetPerDay)),
-                                    feedback: feedback).date
+            let next = planning.decide(now: now).date
             planningTime += clock.now - began
             decisions += 1
             let use = uses[useIndex]
             if use.date <= next {
                 now = use.date
                 staleness.append(use.date.timeIntervalSince(fresh))
-                model.add(use)
-                mostSessions = max(mostSessions, model.sessions.count)
+                planning.use(use)
+                mostSessions = max(mostSessions, planning.model.sessions.count)
                 useIndex += 1
             } else {
                 now = next
-                attempts.append(next)
-                if random.unit() < failureRate {
-                    results.append(.failed(reason: "simulated failure"))
-                } else {
-                    results.append(.newData)
-                    fresh = next
-                    freshFetches.append(next)
-                }
+                let failed = random.unit() < failureRate
+                planning.fetched(at: next, failed: failed)
+                if !failed { fresh = next }
             }
         }
+        let attempts = planning.attempts
         let adaptive = Self.metrics(staleness: staleness, fetches: attempts.count, days: days)
         let byWeek = (0..<Int((days / 7).rounded(.up))).map { week -> Double in
             let from = start.addingTimeInterval(Double(week) * 604_800)

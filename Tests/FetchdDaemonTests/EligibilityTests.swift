@@ -48,15 +48,16 @@ struct EligibilityTests {
         #expect(eligibility.nextWake <= now)
         input.states["due"] = state("due", attemptedAgo: 0)
         input.states["asked"] = state("asked", attemptedAgo: 0)
-        #expect(Eligibility(input).next == now.addingTimeInterval(50), "later's min_interval ends then")
+        #expect(Eligibility(input).next == now.addingTimeInterval(56), "later's min_interval ends at 50 s, its wait for a shared wake at 56 s")
     }
 
     @Test func theNextWakeLeavesOutDeferredHandlersAndKeepsTheHeartbeat() {
         var input = input([handler("unplugged"), handler("later", every: 600)])
         input.unmetConditions = ["unplugged": "waiting for AC power"]
         input.states = ["later": state("later", attemptedAgo: 100)]
-        #expect(Eligibility(input).nextWake == now.addingTimeInterval(500))
-        #expect(Eligibility(input).next == now.addingTimeInterval(500))
+        // Its min_interval ends at 500 s; it may wait a tenth of it (60 s) for a shared wake.
+        #expect(Eligibility(input).nextWake == now.addingTimeInterval(560))
+        #expect(Eligibility(input).next == now.addingTimeInterval(560))
         input.heartbeatSeconds = 60
         #expect(Eligibility(input).nextWake == now.addingTimeInterval(60))
         input.transferResumes = ["later": now.addingTimeInterval(30)]
@@ -147,6 +148,9 @@ struct EligibilityTests {
     @Test func theRowsDrawTheWakesLineBetweenDueAndHeld() {
         let within = Scheduler.dueTolerance / 2, beyond = Scheduler.dueTolerance * 2
         var input = input([handler("floor"), handler("interval"), handler("heldFloor"), handler("heldInterval")])
+        // The line at the floor itself, with no wait for a shared wake (which moves it, for rows
+        // and wake alike, to the end of the window: theRowsAgreeWithTheWake).
+        input.sharing = .none
         input.states = ["floor": state("floor", attemptedAgo: 600, notBefore: now.addingTimeInterval(within)),
                         "interval": state("interval", attemptedAgo: 60 - within),
                         "heldFloor": state("heldFloor", attemptedAgo: 600, notBefore: now.addingTimeInterval(beyond)),
@@ -158,7 +162,8 @@ struct EligibilityTests {
 
     /// The rows and the wake come from one computation: over many random inputs, a handler
     /// held by nothing is started (or deferred when only its conditions hold it), and one that
-    /// is started is held by nothing but a plan within the coalescing window.
+    /// is started is held by nothing but a plan within the early window or a wait for a shared
+    /// wake (both `WakeSharing`).
     @Test func theRowsAgreeWithTheWake() {
         var random = SystemRandomNumberGenerator()
         for _ in 0..<300 {
@@ -193,7 +198,8 @@ struct EligibilityTests {
                 if started {
                     #expect(holds.allSatisfy {
                         switch $0 {
-                        case .plan(let until, _), .backoff(let until, _): until <= now.addingTimeInterval(Scheduler.coalesceSeconds)
+                        case .plan(let until, _), .backoff(let until, _): until <= now.addingTimeInterval(WakeSharing.standard.earlySeconds)
+                        case .sharedWake: true
                         default: false
                         }
                     }, "\(handler.name) started while held: \(holds)")

@@ -23,19 +23,38 @@ struct SchedulerTests {
     }
 
     @Test func plannedHandlersCloseTogetherShareOneWake() {
+        // The early window alone (no grid, no late window), at two minutes.
+        let early = WakeSharing(delayFraction: 0.1, earlySeconds: 120, lateSeconds: 0, gridSeconds: 0)
         let handlers = ["a", "b", "c", "d"].map { handler($0, .seconds(600)) }
         var states = Dictionary(uniqueKeysWithValues: handlers.map { ($0.name, state($0.name, lastAttempt: 3600)) })
         states["d"] = state("d", lastAttempt: 300)
         let planned = ["a": now, "b": now.addingTimeInterval(90), "c": now.addingTimeInterval(200),
                        "d": now.addingTimeInterval(60)]
         // b is 90 s away: it joins a's wake; c is too far; d's min_interval (10 min) is not over yet.
-        #expect(Scheduler.due(handlers, states: states, now: now, planned: planned).map(\.name) == ["a", "b"])
+        #expect(Scheduler.due(handlers, states: states, now: now, planned: planned, sharing: early).map(\.name) == ["a", "b"])
         // b's own floor (its budget) is 30 s away: it may not run early, however close its plan.
         #expect(Scheduler.due(handlers, states: states, now: now, planned: planned,
-                              floors: ["b": now.addingTimeInterval(30)]).map(\.name) == ["a"])
+                              floors: ["b": now.addingTimeInterval(30)], sharing: early).map(\.name) == ["a"])
         // Nothing due now: nothing runs early either (an early run needs a wake that happens anyway).
         let later = planned.mapValues { $0.addingTimeInterval(30) }
-        #expect(Scheduler.due(handlers, states: states, now: now, planned: later).isEmpty)
+        #expect(Scheduler.due(handlers, states: states, now: now, planned: later, sharing: early).isEmpty)
+    }
+
+    /// Within its window a fetch runs at the quarter hour (`now` is one) when the window holds
+    /// one: independent handlers meet there.
+    @Test func aWindowRunsAtItsGridPoint() {
+        let hourly = handler("hourly", .seconds(3600))
+        // Eligible a minute ago, it may wait 6 minutes: the quarter hour is now.
+        #expect(Scheduler.window(hourly, state: state("hourly", lastAttempt: 3660), now: now)?.closes == now)
+        // Eligible in 5 minutes, waiting until 11: no quarter hour within reach, so at the end.
+        #expect(Scheduler.window(hourly, state: state("hourly", lastAttempt: 3300), now: now)?.closes == now.addingTimeInterval(660))
+        // Planned in 400 s: the quarter hour now is within 7.5 minutes before it.
+        let planned = Scheduler.window(hourly, state: state("hourly", lastAttempt: 7200), now: now, planned: now.addingTimeInterval(400))
+        #expect(planned?.closes == now)
+        #expect(Scheduler.due([hourly], states: ["hourly": state("hourly", lastAttempt: 7200)], now: now,
+                              planned: ["hourly": now.addingTimeInterval(400)]).count == 1)
+        #expect(Scheduler.window(hourly, state: state("hourly", lastAttempt: 3660), now: now, sharing: .none)?.closes
+                == now.addingTimeInterval(-60))
     }
 
     @Test func neverRunHandlersAreDueAtOnce() {
@@ -94,18 +113,21 @@ struct SchedulerTests {
         #expect(Scheduler.nextEligible(polite, state: hinted, now: now) == now.addingTimeInterval(4 * 3600))
     }
 
-    @Test func upcomingIsTheEarliestEligibility() {
+    @Test func upcomingIsTheEarliestEndOfAWindow() {
+        // Each may wait a tenth of its min_interval for a shared wake: b until 20 s + 12 s.
         let handlers = [handler("a", .seconds(600)), handler("b", .seconds(120))]
         let states = ["a": state("a", lastAttempt: 100), "b": state("b", lastAttempt: 100)]
-        #expect(Scheduler.upcoming(handlers, states: states, now: now) == now.addingTimeInterval(20))
+        #expect(Scheduler.upcoming(handlers, states: states, now: now) == now.addingTimeInterval(32))
+        #expect(Scheduler.upcoming(handlers, states: states, now: now, sharing: .none) == now.addingTimeInterval(20))
         #expect(Scheduler.upcoming([], states: [:], now: now) == nil)
         // Overdue (a wake just missed it) gives a time past; `minimum` follows the heartbeat.
         let overdue = ["a": state("a", lastAttempt: 700), "b": state("b", lastAttempt: 100)]
-        #expect(Scheduler.upcoming(handlers, states: overdue, now: now) == now.addingTimeInterval(-100))
+        #expect(Scheduler.upcoming(handlers, states: overdue, now: now) == now.addingTimeInterval(-40))
         #expect(Scheduler.upcoming([handler("m", .minimum)], states: ["m": state("m", lastAttempt: 5)], now: now) == nil)
-        // Due within the tolerance counts as due.
-        let almost = ["b": state("b", lastAttempt: 119.95)]
+        // Due within the tolerance counts as due: at the end of its window, and with no sharing at its floor.
+        let almost = ["b": state("b", lastAttempt: 131.95)]
         #expect(Scheduler.due([handlers[1]], states: almost, now: now).count == 1)
+        #expect(Scheduler.due([handlers[1]], states: ["b": state("b", lastAttempt: 119.95)], now: now, sharing: .none).count == 1)
     }
 }
 

@@ -78,6 +78,16 @@ struct WhyNotFetchedTests {
         try await check(.minInterval, handler: Self.handler("min_interval = \"1h\""), prepare: Self.fetchOnce)
     }
 
+    /// Due a minute ago, it may wait up to 6 minutes (a tenth of 1 h) for a wake that runs
+    /// another fetch: the wake alone runs nothing.
+    @Test func sharedWake() async throws {
+        try await check(.sharedWake, handler: Self.handler("min_interval = \"1h\"")) { coordinator in
+            let attempt = Date().addingTimeInterval(-3_660)
+            try coordinator.state.record(CompletedFetch(handler: "h", trigger: .timer, startedAt: attempt,
+                                                        finishedAt: attempt, result: .newData))
+        }
+    }
+
     @Test func serverFloor() async throws {
         try await check(.serverFloor, handler: Self.handler("min_interval = \"minimum\"")) { coordinator in
             var fetch = CompletedFetch(handler: "h", trigger: .timer, startedAt: Date().addingTimeInterval(-1),

@@ -35,6 +35,12 @@ extension HoldReport {
             self.init(.conditions, detail: "\(reason) (fetchctl fetch still runs it)")
         case .pushLimit(let until):
             self.init(.pushLimit, until: until, detail: "a push is held by push_limit \(handler.pushLimit): its fetch runs then")
+        case .sharedWake(let until):
+            let sharing = WakeSharing.standard
+            self.init(.sharedWake, until: until,
+                      detail: "due: it waits for a wake that runs other fetches, so fetches share wakes (at most "
+                          + "\(Int((sharing.delayFraction * 100).rounded())) % of min_interval, or "
+                          + "\(HumanDuration.format(seconds: sharing.lateSeconds)) after a usage plan)")
         case .transferRetry(let until):
             self.init(.transferRetry, until: until,
                       detail: "its partial download resumes then (back-off after failures, or the server's Retry-After)")

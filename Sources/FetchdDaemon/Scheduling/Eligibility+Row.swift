@@ -32,6 +32,8 @@ extension Eligibility {
         case pushLimit(until: Date)
         /// Its partial transfer resumes then (back-off after failures, or Retry-After).
         case transferRetry(until: Date)
+        /// Due, it waits until then for a wake that runs something anyway (`WakeSharing`).
+        case sharedWake(until: Date)
     }
 
     /// One handler as the rules see it.
@@ -76,6 +78,13 @@ extension Eligibility {
             }
             if let floor = Scheduler.serverFloor(of: handler, state: state, now: now), floor > dueBy {
                 holds.append(.serverFloor(until: floor))
+            }
+            // Due (by its floor, or its plan), it waits for a wake to share.
+            if plan.map({ $0.date <= dueBy }) ?? true, !input.isBusy(name),
+               let window = Scheduler.window(handler, state: state, now: now, planned: plan?.date,
+                                             floor: input.planFloors[name], sharing: input.sharing),
+               window.opens <= dueBy, window.closes > dueBy {
+                holds.append(.sharedWake(until: window.closes))
             }
             // Only for scheduled handlers: one run on request alone waits for nothing.
             if let reason = input.unmetConditions[name] { holds.append(.conditions(reason)) }

@@ -40,36 +40,51 @@ struct Eligibility: Sendable {
         self.input = input
         let handlers = input.handlers, now = input.now
         let planned = input.plannedDates
-        // Partial transfers resume when their retry time has come, whatever their min_interval.
-        var due = Scheduler.dueIndices(handlers, states: input.states, now: now, planned: planned, floors: input.planFloors)
-            .filter { !input.isBusy(handlers[$0].name) }
-        if input.transferResumes.values.contains(where: { $0 <= input.dueBy }) {
-            let alreadyDue = Set(due.map { handlers[$0].name })
-            due += handlers.indices.filter {
+        let windows = Scheduler.windows(handlers, states: input.states, now: now, planned: planned,
+                                        floors: input.planFloors, sharing: input.sharing)
+        let dueBy = input.dueBy
+        // The handlers whose window is open; partial transfers resume when their retry time has
+        // come, whatever their min_interval.
+        var open = handlers.indices.filter { windows[$0].map { $0.opens <= dueBy } == true && !input.isBusy(handlers[$0].name) }
+        var resuming: Set<Int> = []
+        if input.transferResumes.values.contains(where: { $0 <= dueBy }) {
+            let alreadyOpen = Set(open.map { handlers[$0].name })
+            resuming = Set(handlers.indices.filter {
                 let name = handlers[$0].name
-                return input.transferResumes[name].map { $0 <= input.dueBy } == true && !alreadyDue.contains(name)
-            }
+                return input.transferResumes[name].map { $0 <= dueBy } == true && !alreadyOpen.contains(name)
+            })
+            open += resuming.sorted()
         }
         var holding: [Int] = []
         var deferred: [(index: Int, reason: String)] = []
-        for index in due {
-            if let reason = input.unmetConditions[handlers[index].name] { deferred.append((index, reason)) } else { holding.append(index) }
+        for index in open {
+            let name = handlers[index].name
+            guard let reason = input.unmetConditions[name] else { holding.append(index); continue }
+            // Deferred once due by its schedule: a plan run early only shares a wake that runs.
+            let scheduled = planned[name] == nil ? windows[index]?.opens : windows[index]?.closes
+            if resuming.contains(index) || scheduled.map({ $0 <= dueBy }) == true { deferred.append((index, reason)) }
         }
-        ready = UsagePlanning.withinGlobalBudget(holding, name: { handlers[$0].name }, planned: planned,
-                                                 globalUse: input.globalBudget)
         self.deferred = deferred
-
         let loaded = input.waitingPushes.isEmpty ? [] : Set(handlers.map(\.name))
         let pushDue = input.waitingPushes.values.filter {
             loaded.contains($0.handler) && !input.running.contains($0.handler) && !input.pushTaken.contains($0.handler)
         }
-        pushesDue = pushDue.filter { $0.dueAt <= input.dueBy }.map(\.handler).sorted()
+        pushesDue = pushDue.filter { $0.dueAt <= dueBy }.map(\.handler).sorted()
         let nextPush = pushDue.map(\.dueAt).min()
+        // A wake runs the open handlers once one of them can wait no longer, or once it runs
+        // something else anyway (a resumed transfer, a deferred push): never a wake for nothing.
+        let mustRun = !pushesDue.isEmpty || holding.contains { resuming.contains($0) || windows[$0].map { $0.closes <= dueBy } == true }
+        ready = mustRun ? UsagePlanning.withinGlobalBudget(holding, name: { handlers[$0].name }, planned: planned,
+                                                           globalUse: input.globalBudget) : []
 
         // Lazily filtered: with thousands of handlers a filtered copy of their configurations
         // was the largest allocation after each wake.
-        let waiting = handlers.lazy.filter { !input.isBusy($0.name) && input.unmetConditions[$0.name] == nil }
-        let upcoming = Scheduler.upcoming(waiting, states: input.states, now: now, planned: planned)
+        let waiting = handlers.indices.lazy.filter {
+            let handler = handlers[$0]
+            return !input.isBusy(handler.name) && input.unmetConditions[handler.name] == nil
+                && (handler.minInterval != .minimum || planned[handler.name] != nil)
+        }
+        let upcoming = waiting.compactMap { windows[$0]?.closes }.min()
         let resume = input.transferResumes.filter { input.unmetConditions[$0.key] == nil }.values.min()
         next = [upcoming, nextPush, resume].compactMap { $0 }.min()
     }

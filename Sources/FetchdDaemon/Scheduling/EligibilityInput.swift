@@ -42,6 +42,9 @@ struct EligibilityInput: Sendable {
     var transferResumes: [String: Date] = [:]
     /// The deferred pushes a wake may take, by handler (not those this daemon fetches at once).
     var waitingPushes: [String: PendingPush] = [:]
+    /// How far fetches may move to share wakes: the daemon's tolerance, or `.none` for the
+    /// bench's run without sharing.
+    var sharing: WakeSharing = .standard
 
     /// Whether `name` runs now or a wake took it: no wake takes it again.
     func isBusy(_ name: String) -> Bool { running.contains(name) || takenByWake.contains(name) }

@@ -9,7 +9,9 @@ import Foundation
 /// The rule in this version is iOS's minimum fetch interval: a handler is eligible once
 /// `min_interval` has passed since its last attempt (a floor, never a promise) and after any time
 /// the server asked for (Retry-After, Cache-Control max-age, Expires); a handler that never ran
-/// is eligible at once; `never` and disabled handlers run only when asked.
+/// is eligible at once; `never` and disabled handlers run only when asked. An eligible fetch
+/// may wait a little, and a planned one move a few minutes, so that fetches share wakes
+/// (`WakeSharing`, `Window`).
 public enum Scheduler {
     /// The earliest time `handler` may run on a schedule, or nil if it is never scheduled.
     /// A last attempt later than `now` (the wall clock was stepped back) counts as `now`.
@@ -50,47 +52,37 @@ public enum Scheduler {
     /// instant must not miss it by the microseconds the wake took to arrive.
     public static let dueTolerance: TimeInterval = 0.1
 
-    /// How much earlier than planned a usage-planned handler may run, so that handlers planned
-    /// close together share one wake (fewer device wake-ups) instead of waking the machine each.
-    public static let coalesceSeconds: TimeInterval = 120
-
-    /// Handlers eligible at `now`, in config order. A wake that runs something also takes the
-    /// usage-planned handlers due within `coalesceSeconds`, if their `min_interval` allows.
-    /// `floors` holds, per planned handler, the earliest it may run at all (its `min_interval`
-    /// and its own budget); without one, its `min_interval` alone.
+    /// Handlers a wake at `now` runs, in config order: none until one of them reaches the end
+    /// of its window (`Window.closes`), then every one whose window is open, so fetches share
+    /// wakes (`WakeSharing`). `floors` holds, per planned handler, the earliest it may run at
+    /// all (its `min_interval` and its own budget); without one, its `min_interval` alone.
     public static func due(_ handlers: [HandlerConfig], states: [String: HandlerState], now: Date,
-                           planned: [String: Date] = [:], floors: [String: Date] = [:]) -> [HandlerConfig] {
-        dueIndices(handlers, states: states, now: now, planned: planned, floors: floors).map { handlers[$0] }
+                           planned: [String: Date] = [:], floors: [String: Date] = [:],
+                           sharing: WakeSharing = .standard) -> [HandlerConfig] {
+        dueIndices(handlers, states: states, now: now, planned: planned, floors: floors, sharing: sharing).map { handlers[$0] }
     }
 
     /// `due`'s handlers as their places in `handlers`: a wake of thousands chooses among places
     /// rather than copies of their configurations (600 bytes each).
     public static func dueIndices(_ handlers: [HandlerConfig], states: [String: HandlerState], now: Date,
-                                  planned: [String: Date] = [:], floors: [String: Date] = [:]) -> [Int] {
-        let eligible = handlers.map { handler in
-            nextEligible(handler, state: states[handler.name], now: now, planned: planned[handler.name])
-        }
-        let strict = eligible.map { $0.map { $0 <= now.addingTimeInterval(dueTolerance) } ?? false }
-        guard strict.contains(true) else { return [] }
-        return handlers.indices.filter { index in
-            guard let date = eligible[index] else { return false }
-            if strict[index] { return true }
-            let handler = handlers[index]
-            guard planned[handler.name] != nil, date <= now.addingTimeInterval(coalesceSeconds) else { return false }
-            // Early, but never inside the handler's own floor.
-            let floor = floors[handler.name] ?? nextEligible(handler, state: states[handler.name], now: now) ?? .distantFuture
-            return floor <= now.addingTimeInterval(dueTolerance)
-        }
+                                  planned: [String: Date] = [:], floors: [String: Date] = [:],
+                                  sharing: WakeSharing = .standard) -> [Int] {
+        let windows = windows(handlers, states: states, now: now, planned: planned, floors: floors, sharing: sharing)
+        let dueBy = now.addingTimeInterval(dueTolerance)
+        let open = handlers.indices.filter { windows[$0].map { $0.opens <= dueBy } ?? false }
+        guard open.contains(where: { windows[$0]!.closes <= dueBy }) else { return [] }
+        return open
     }
 
-    /// The earliest eligibility among `handlers` (pass only those that are not running), nil
-    /// when none is scheduled. An overdue one gives a time in the past; `minimum` handlers are
-    /// always eligible and so are left out unless planned: they follow the heartbeat ("as often
-    /// as the daemon wakes").
+    /// When a wake must come for `handlers` (pass only those that are not running): the earliest
+    /// end of their windows (`Window.closes`), so the wake waits for the handler that can wait
+    /// least and the others open by then share it. Nil when none is scheduled; an overdue one
+    /// gives a time in the past. `minimum` handlers are always eligible and so are left out
+    /// unless planned: they follow the heartbeat ("as often as the daemon wakes").
     public static func upcoming(_ handlers: some Sequence<HandlerConfig>, states: [String: HandlerState], now: Date,
-                                planned: [String: Date] = [:]) -> Date? {
+                                planned: [String: Date] = [:], sharing: WakeSharing = .standard) -> Date? {
         handlers.lazy.filter { $0.minInterval != .minimum || planned[$0.name] != nil }
-            .compactMap { nextEligible($0, state: states[$0.name], now: now, planned: planned[$0.name]) }
+            .compactMap { window($0, state: states[$0.name], now: now, planned: planned[$0.name], sharing: sharing)?.closes }
             .min()
     }
 }
