@@ -48,6 +48,8 @@ public struct HandlerConfig: Sendable, Equatable {
     public var power: PowerCondition = PowerCondition(rawValue: Defaults.power) ?? .any
     /// On battery, a scheduled fetch waits until the battery holds at least this many percent (0: never waits).
     public var batteryMinPercent: Int = Defaults.batteryMinPercent
+    /// Whether a scheduled fetch waits while the power profile is power-saver.
+    public var powerSaver: PowerSaverPolicy = PowerSaverPolicy(rawValue: Defaults.powerSaver) ?? .deferFetch
     /// The file the handler was defined in.
     public var sourceFile: String
     /// The line of the handler's `[[handler]]` header.

@@ -128,6 +128,7 @@ public struct Daemon {
         let powerWatcher = PowerWatcher(conditions: coordinator, directory: config.daemon.powerSupplyDirectory,
                                         logger: logger, wakes: clock)
         let networkWatcher = NetworkWatcher(conditions: coordinator, logger: logger, wakes: clock)
+        let profileWatcher = PowerProfileWatcher(conditions: coordinator, logger: logger, wakes: clock)
         // What follows a change of the handlers in force, a reload's or a registration's: the
         // next wake planned again, and the watchers started or left as the handlers now need.
         let handlersChanged: @Sendable () async -> Void = {
@@ -135,6 +136,7 @@ public struct Daemon {
             await readWatcher.refresh()
             sessionWatcher.refresh()
             networkWatcher.refresh()
+            profileWatcher.refresh()
         }
         let busAPI = BusService(coordinator: coordinator, logger: logger, handlersChanged: handlersChanged)
         services += [
@@ -143,6 +145,7 @@ public struct Daemon {
             .init(service: sessionWatcher),
             .init(service: powerWatcher),
             .init(service: networkWatcher),
+            .init(service: profileWatcher),
             .init(service: busAPI),
             .init(service: planned),
             .init(service: ReloadService(target: coordinator, notifier: notifier, logger: logger,

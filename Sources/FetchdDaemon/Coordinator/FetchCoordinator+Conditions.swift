@@ -13,7 +13,8 @@ extension FetchCoordinator {
     func refreshPower() -> Bool {
         let now = PowerState.read(from: config.daemon.powerSupplyDirectory)
         guard now != conditions.power else { return false }
-        logger.info("power: \(now.onAC ? "on AC" : "on battery")\(now.batteryPercent.map { ", battery \($0) %" } ?? "")")
+        let critical = now.criticallyLow ? ", critically low: scheduled fetches wait" : ""
+        logger.info("power: \(now.onAC ? "on AC" : "on battery")\(now.batteryPercent.map { ", battery \($0) %" } ?? "")\(critical)")
         conditions.power = now
         pauseTransfersWithUnmetConditions()
         return true
@@ -29,6 +30,19 @@ extension FetchCoordinator {
         logger.info("network: \(network.online ? "online" : "offline"), \(network.meteredText)")
         pauseTransfersWithUnmetConditions()
         return true
+    }
+
+    /// Takes power-profiles-daemon's active profile (nil: it is not on the bus); returns whether
+    /// power-saver began or ended, which is all the scheduler reads of it. Both of its bus names
+    /// may report one change: the second finds nothing changed.
+    @discardableResult
+    func setPowerProfile(_ profile: String?) -> Bool {
+        let before = conditions.powerSaver
+        if profile != conditions.powerProfile {
+            logger.info("power profile: \(profile ?? "unknown (power-profiles-daemon is not on the bus)")")
+        }
+        conditions.powerProfile = profile
+        return conditions.powerSaver != before
     }
 
     /// Pauses the running transfers whose conditions stopped holding.

@@ -16,8 +16,9 @@ struct Eligibility: Sendable {
     /// order, then the transfers whose partial download may resume; none that runs, that a wake
     /// took, whose conditions do not hold, or for which `global_budget` has no room.
     let ready: [Int]
-    /// The handlers due by their schedule whose conditions do not hold, with why: they stay due
-    /// and run at the first wake after their conditions hold.
+    /// The handlers due by their schedule that wait, with why: their conditions do not hold,
+    /// the power profile is power-saver, or the battery is critically low (`waits(of:)`). They
+    /// stay due and run at the first wake after what they wait for holds.
     let deferred: [(index: Int, reason: String)]
     /// The handlers whose deferred push is due and may be taken now (loaded, not running, not
     /// taken by another wake).
@@ -50,10 +51,11 @@ struct Eligibility: Sendable {
                 return input.transferResumes[name].map { $0 <= input.dueBy } == true && !alreadyDue.contains(name)
             }
         }
+        let waiting = Self.waitReasons(input)
         var holding: [Int] = []
         var deferred: [(index: Int, reason: String)] = []
         for index in due {
-            if let reason = input.unmetConditions[handlers[index].name] { deferred.append((index, reason)) } else { holding.append(index) }
+            if let reason = waiting[handlers[index].name] { deferred.append((index, reason)) } else { holding.append(index) }
         }
         ready = UsagePlanning.withinGlobalBudget(holding, name: { handlers[$0].name }, planned: planned,
                                                  globalUse: input.globalBudget)
@@ -68,9 +70,9 @@ struct Eligibility: Sendable {
 
         // Lazily filtered: with thousands of handlers a filtered copy of their configurations
         // was the largest allocation after each wake.
-        let waiting = handlers.lazy.filter { !input.isBusy($0.name) && input.unmetConditions[$0.name] == nil }
-        let upcoming = Scheduler.upcoming(waiting, states: input.states, now: now, planned: planned)
-        let resume = input.transferResumes.filter { input.unmetConditions[$0.key] == nil }.values.min()
+        let free = handlers.lazy.filter { !input.isBusy($0.name) && waiting[$0.name] == nil }
+        let upcoming = Scheduler.upcoming(free, states: input.states, now: now, planned: planned)
+        let resume = input.transferResumes.filter { waiting[$0.key] == nil }.values.min()
         next = [upcoming, nextPush, resume].compactMap { $0 }.min()
     }
 }

@@ -2,10 +2,10 @@ import FetchdSystemd
 import Logging
 import ServiceLifecycle
 
-/// The event loop of a bus watcher (`SessionWatcher`, `NetworkWatcher`; what is the watcher's
-/// own is `BusWatching`): connected to the bus only while some handler wants it, following
-/// reloads (`refresh()`); after a failed attempt or a closed connection, reconnecting with
-/// growing delays (`BusLink`, `BusReconnect`). It never ends the daemon.
+/// The event loop of a bus watcher (`SessionWatcher`, `NetworkWatcher`, `PowerProfileWatcher`;
+/// what is the watcher's own is `BusWatching`): connected to the bus only while some handler
+/// wants it, following reloads (`refresh()`); after a failed attempt or a closed connection,
+/// reconnecting with growing delays (`BusLink`, `BusReconnect`). It never ends the daemon.
 ///
 /// Events are handled one at a time on the task that runs `run`: reloads, retries, the
 /// connection closing and whatever the watcher's signals report.

@@ -1,9 +1,10 @@
 import FetchdSystemd
 
-/// A bus watcher (`SessionWatcher`, `NetworkWatcher`), run by its `BusWatchLoop`: the loop is
-/// the same for every watcher, and this says what is each one's own: which signals it follows,
-/// when it wants the bus, what it makes of what the signals report, and how it words connecting,
-/// leaving and an outage. Each call comes from the loop's one task, in turn.
+/// A bus watcher (`SessionWatcher`, `NetworkWatcher`, `PowerProfileWatcher`), run by its
+/// `BusWatchLoop`: the loop is the same for every watcher, and this says what is each one's own:
+/// which signals it follows, when it wants the bus, what it makes of what the signals report,
+/// and how it words connecting, leaving and an outage. Each call comes from the loop's one task,
+/// in turn.
 ///
 /// The watcher's `run()` (as a `Service`) and `refresh()` are the loop's, below.
 protocol BusWatching: Sendable {
