@@ -105,6 +105,26 @@ struct PowerSaverEndToEndTests {
         #expect(log.components(separatedBy: "power profile: power-saver").count == 3, "\(log)")
     }
 
+    /// The system bus going away lifts the hold (no one says the profile any more); when it
+    /// comes back, fetchd reconnects by itself and follows power-saver again.
+    @Test func theBusGoingAwayAndComingBackIsFollowed() async throws {
+        let (daemon, bus, profiles, state) = try await session("new")
+        var text = ""
+        #expect(try await eventually(timeoutSeconds: 20, pollMilliseconds: 300) { text = try await status(daemon); return text.contains("feed: \(Self.waiting)") }, "\(text)")
+        _ = profiles
+        await bus.stop()
+        #expect(await waitUntil(timeoutSeconds: 20) { fetches(state, "feed") == 1 }, "the bus gone: nothing should wait")
+        try await bus.start()
+        let again = try await FakePowerProfiles(address: bus.address, mode: "new", profile: "power-saver")
+        #expect(try await again.waitForMatches(atLeast: Self.watcherMatches), "fetchd did not reconnect")
+        #expect(await eventually(timeoutSeconds: 20, pollMilliseconds: 200) {
+            daemon.logSoFar().components(separatedBy: "power profile: power-saver").count == 3
+        }, "power-saver not followed again after the bus came back")
+        let (exit, log) = await daemon.stopWithoutBlocking()
+        #expect(exit == 0, "\(log)")
+        #expect(log.contains("power profile: the system bus connection closed"), "\(log)")
+    }
+
     /// Every battery discharging at 4 %: every scheduled fetch waits, `power_saver = "run"`
     /// included, with no power-profiles-daemon at all; the battery's change runs it.
     @Test func aCriticallyLowBatteryHoldsEveryScheduledFetch() async throws {

@@ -12,8 +12,9 @@ import ServiceLifecycle
 /// Connected only while some handler has `power_saver = "defer"`, and following reloads
 /// (`refresh()`). Without a system bus or without power-profiles-daemon, nothing is held back
 /// for power-saver: many machines have neither, so this is logged at info level, once per
-/// outage; the watcher retries the bus with growing delays and follows power-profiles-daemon
-/// coming and going (`BusWatchLoop`). It never ends the daemon.
+/// outage. Without the bus's socket the watcher waits for it to appear (`BusSocketWait`),
+/// otherwise it retries the bus with growing delays; it follows power-profiles-daemon coming
+/// and going (`BusWatchLoop`). It never ends the daemon.
 final class PowerProfileWatcher: Service, Sendable {
     private let conditions: any ConditionsSink
     private let logger: Logger
@@ -60,6 +61,10 @@ extension PowerProfileWatcher: BusWatching {
         /// once its profile is read, not at connecting (it may not be on the bus at all).
         var followingLogged = false
     }
+
+    /// Wanted by default (`power_saver = "defer"`): on a machine without a system bus it waits
+    /// for the bus's socket to appear rather than retrying on a timer while idle.
+    var waitsForBusSocket: Bool { true }
 
     /// Whether some handler's scheduled fetches wait in power-saver.
     func wanted() async -> Bool {
