@@ -125,6 +125,28 @@ struct PowerSaverEndToEndTests {
         #expect(log.contains("power profile: the system bus connection closed"), "\(log)")
     }
 
+    /// Started without a system bus, fetchd sets no timer to look for one: it waits for the
+    /// socket to appear, then follows power-profiles-daemon at once.
+    @Test func withoutABusItWaitsForTheSocketAndFollowsWhenItComes() async throws {
+        let daemon = try DaemonProcess(handlers: Self.placeholder + Self.handlers, heartbeat: "1h")
+        let bus = PrivateBus(socketPath: daemon.directory.file("system_bus_socket"))
+        try await daemon.start(environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+        let state = try StateStore(path: daemon.directory.file("state/state.sqlite"))
+        #expect(await waitUntil(timeoutSeconds: 20) { fetches(state, "feed") == 1 }, "without a bus nothing should wait")
+        #expect(await eventually(timeoutSeconds: 20, pollMilliseconds: 200) {
+            daemon.logSoFar().contains("waiting for its socket to appear")
+        }, "\(daemon.logSoFar())")
+        try await bus.start()
+        let profiles = try await FakePowerProfiles(address: bus.address, mode: "old", profile: "power-saver")
+        #expect(try await profiles.waitForMatches(atLeast: Self.watcherMatches), "fetchd did not connect when the bus came")
+        #expect(await eventually(timeoutSeconds: 20, pollMilliseconds: 200) {
+            daemon.logSoFar().contains("power profile: power-saver")
+        }, "\(daemon.logSoFar())")
+        let (exit, log) = await daemon.stopWithoutBlocking()
+        #expect(exit == 0, "\(log)")
+        #expect(log.components(separatedBy: "power profile: cannot follow").count == 2, "one line for the outage: \(log)")
+    }
+
     /// Every battery discharging at 4 %: every scheduled fetch waits, `power_saver = "run"`
     /// included, with no power-profiles-daemon at all; the battery's change runs it.
     @Test func aCriticallyLowBatteryHoldsEveryScheduledFetch() async throws {
