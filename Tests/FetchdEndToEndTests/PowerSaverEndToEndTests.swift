@@ -147,6 +147,25 @@ struct PowerSaverEndToEndTests {
         #expect(log.components(separatedBy: "power profile: cannot follow").count == 2, "one line for the outage: \(log)")
     }
 
+    /// Started in power-saver: the first wake waits for the profile (`StartGate`), so the
+    /// handlers due at start are held back, not run before the profile is read.
+    @Test func startingInPowerSaverHoldsTheFirstWake() async throws {
+        let daemon = try DaemonProcess(handlers: Self.handlers, heartbeat: "1h")
+        let bus = PrivateBus(socketPath: daemon.directory.file("system_bus_socket"))
+        try await bus.start()
+        let profiles = try await FakePowerProfiles(address: bus.address, mode: "both", profile: "power-saver")
+        try await daemon.start(environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+        let state = try StateStore(path: daemon.directory.file("state/state.sqlite"))
+        #expect(await waitUntil(timeoutSeconds: 20) { fetches(state, "chat") == 1 }, "the first wake did not run")
+        var text = ""
+        #expect(try await eventually(timeoutSeconds: 20, pollMilliseconds: 300) { text = try await status(daemon); return text.contains("feed: \(Self.waiting)") }, "\(text)")
+        #expect(fetches(state, "feed") == 0 && fetches(state, "mail") == 0, "a due fetch ran before the profile was read")
+        try await profiles.send("profile performance")
+        #expect(await waitUntil(timeoutSeconds: 20) { fetches(state, "feed") == 1 && fetches(state, "mail") == 1 })
+        let (exit, log) = await daemon.stopWithoutBlocking()
+        #expect(exit == 0, "\(log)")
+    }
+
     /// Every battery discharging at 4 %: every scheduled fetch waits, `power_saver = "run"`
     /// included, with no power-profiles-daemon at all; the battery's change runs it.
     @Test func aCriticallyLowBatteryHoldsEveryScheduledFetch() async throws {

@@ -20,20 +20,30 @@ final class PowerProfileWatcher: Service, Sendable {
     private let logger: Logger
     /// Asked for a wake when power-saver begins or ends.
     private let wakes: any WakeRequests
+    /// Opened once the profile is first known (read, or power-profiles-daemon or the bus
+    /// missing, or no handler wanting it): the daemon's first wake waits for it.
+    private let firstLook: StartGate?
     /// Runs the watcher: `run()` and `refresh()` are the loop's (`BusWatching`).
     let loop: BusWatchLoop<PowerProfileWatcher>
 
-    /// `bus` is the system bus but for tests of the watcher itself.
-    init(conditions: any ConditionsSink, logger: Logger, bus: BusConnection.Bus = .system, wakes: any WakeRequests) {
+    /// `bus` is the system bus but for tests of the watcher itself; `firstLook` is opened once
+    /// the profile is first known.
+    init(conditions: any ConditionsSink, logger: Logger, bus: BusConnection.Bus = .system, wakes: any WakeRequests,
+         firstLook: StartGate? = nil) {
         self.conditions = conditions
         self.logger = logger
         self.wakes = wakes
+        self.firstLook = firstLook
         loop = BusWatchLoop(bus: bus, label: "fetchd-power-profile-watcher", logger: logger, logPrefix: "power profile",
                             purpose: "follow power-profiles-daemon", state: LinkState())
     }
 
+    /// The errors of a call to a name that has no owner (any more).
+    private static let nameLeft: Set = ["org.freedesktop.DBus.Error.NameHasNoOwner", "org.freedesktop.DBus.Error.ServiceUnknown"]
+
     private func apply(_ profile: String?) async {
         if await conditions.setPowerProfile(profile) { wakes.wake(.conditions) }
+        firstLook?.open()
     }
 
     /// A name appeared or the one followed changed: read the profile through the listener's
@@ -42,6 +52,10 @@ final class PowerProfileWatcher: Service, Sendable {
         guard let listener = link.bus.listener, let signals = link.signals else { return }
         do throws(BusError) {
             try await listener.perform { connection throws(BusError) in try signals.readProfile(on: connection) }
+        } catch where Self.nameLeft.contains(error.name ?? "") {
+            // It left while being read (0.20 stopping gives up one name, then the other): the
+            // bus's NameOwnerChanged for it follows, and says who to read next.
+            logger.debug("power profile: power-profiles-daemon left while its profile was read (\(error))")
         } catch {
             logger.info("power profile: cannot read power-profiles-daemon's profile (\(error)); nothing waits for power-saver until it changes")
             await apply(nil)
@@ -87,6 +101,7 @@ extension PowerProfileWatcher: BusWatching {
     /// Logged at info level: nothing waits for power-saver meanwhile.
     func outageBegan(_ problem: String) {
         logger.info("power profile: \(problem); nothing waits for power-saver until it is back, retrying")
+        firstLook?.open()
     }
 
     /// Nothing waits for power-saver until the bus is back: a profile no one reports could
