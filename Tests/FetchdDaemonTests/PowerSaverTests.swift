@@ -119,6 +119,20 @@ struct PowerSaverTests {
         #expect(await coordinator.setPowerProfile(nil), "power-profiles-daemon gone: nothing waits for power-saver")
     }
 
+    /// A running transfer pauses for what its scheduled fetch would wait for, in the same words.
+    @Test func aRunningTransferWouldPauseForPowerSaverInTheWordsOfTheWait() async throws {
+        let directory = try TemporaryDirectory("power-saver-transfer")
+        defer { directory.remove() }
+        let coordinator = try TestConfig.coordinator(in: directory, handlers: Self.exec + Self.exec.replacingOccurrences(
+            of: "name = \"h\"", with: "name = \"r\"\npower_saver = \"run\""))
+        let h = try #require(await coordinator.config.handler(named: "h"))
+        let r = try #require(await coordinator.config.handler(named: "r"))
+        #expect(await coordinator.scheduledWait(h) == nil)
+        await coordinator.setPowerProfile("power-saver")
+        #expect(await coordinator.scheduledWait(h) == Self.powerSaverWords)
+        #expect(await coordinator.scheduledWait(r) == nil)
+    }
+
     @Test func aCriticalBatteryShowsInTheStatusAndHoldsTheWake() async throws {
         let directory = try TemporaryDirectory("why-critical")
         defer { directory.remove() }

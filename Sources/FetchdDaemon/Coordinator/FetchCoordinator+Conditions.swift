@@ -42,12 +42,32 @@ extension FetchCoordinator {
             logger.info("power profile: \(profile ?? "unknown (power-profiles-daemon is not on the bus)")")
         }
         conditions.powerProfile = profile
-        return conditions.powerSaver != before
+        guard conditions.powerSaver != before else { return false }
+        pauseTransfersWithUnmetConditions()
+        return true
     }
 
-    /// Pauses the running transfers whose conditions stopped holding.
+    /// Pauses the running transfers whose scheduled fetch would wait now: their conditions
+    /// stopped holding, power-saver began (`power_saver = "defer"`), or the battery is
+    /// critically low; in the words of the wait (`Eligibility.waits`).
     func pauseTransfersWithUnmetConditions() {
-        pipeline.transfers.pause { name in config.handler(named: name).flatMap(unmetConditions) }
+        pipeline.transfers.pause { name in config.handler(named: name).flatMap(scheduledWait) }
+    }
+
+    /// Why `handler`'s scheduled fetch waits now (`Eligibility.waits`: its conditions,
+    /// power-saver, a critically low battery); nil when nothing holds it.
+    func scheduledWait(_ handler: HandlerConfig) -> String? {
+        var input = EligibilityInput(now: Date(), handlers: [handler], heartbeatSeconds: config.daemon.heartbeatSeconds)
+        input.unmetConditions[handler.name] = unmetConditions(handler)
+        noteMachineState(in: &input)
+        return Eligibility.waitReasons(input)[handler.name]
+    }
+
+    /// Puts the machine's state every handler's scheduled fetch may wait for into `input`:
+    /// power-saver and a critically low battery.
+    func noteMachineState(in input: inout EligibilityInput) {
+        input.powerSaver = conditions.powerSaver
+        input.criticalBatteryPercent = conditions.power.criticallyLow ? conditions.power.batteryPercent ?? 0 : nil
     }
 
     /// Why `handler`'s scheduled fetch waits now; nil when its conditions hold.
