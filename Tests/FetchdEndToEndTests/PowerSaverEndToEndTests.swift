@@ -13,6 +13,7 @@ struct PowerSaverEndToEndTests {
     /// fetchd's power-profile watcher installs four match rules: NameOwnerChanged and
     /// PropertiesChanged for each of the two names.
     static let watcherMatches = 4
+    /// The start of the wait's words, in the status and the journal.
     static let waiting = "waiting for the power profile to leave power-saver"
 
     /// A handler only asked for at first: it makes fetchd follow the power profile (its

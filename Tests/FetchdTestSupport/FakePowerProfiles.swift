@@ -11,6 +11,7 @@ import Foundation
 /// and starting), `matches` (the most match rules any other connection has installed, from the
 /// bus's statistics).
 public final class FakePowerProfiles {
+    /// The Python side: the names and objects of the mode, and the commands above.
     public static let script = #"""
         import sys, dbus, dbus.bus, dbus.service, dbus.mainloop.glib
         from gi.repository import GLib
