@@ -17,8 +17,17 @@ extension HandlerConfig {
         case ac
     }
 
-    /// Reads `network`, `power` and `battery_min`: conditions a scheduled fetch waits for
-    /// (deferred, never skipped) while they do not hold.
+    /// What a scheduled fetch does while power-profiles-daemon's active profile is power-saver
+    /// (`power_saver`), as GLib tells desktop applications to stop automatic downloads then.
+    public enum PowerSaverPolicy: String, Sendable, Equatable, CaseIterable {
+        /// Wait until the profile leaves power-saver (deferred, never skipped).
+        case deferFetch = "defer"
+        /// Run as in any other profile.
+        case run
+    }
+
+    /// Reads `network`, `power`, `battery_min` and `power_saver`: conditions a scheduled fetch
+    /// waits for (deferred, never skipped) while they do not hold.
     mutating func readConditionOptions(_ reader: inout TableReader) {
         if let text = reader.string("network") {
             if let value = NetworkCondition(rawValue: text) {
@@ -35,5 +44,12 @@ extension HandlerConfig {
             }
         }
         if let percent = reader.int("battery_min", in: 0...100) { batteryMinPercent = percent }
+        if let text = reader.string("power_saver") {
+            if let value = PowerSaverPolicy(rawValue: text) {
+                powerSaver = value
+            } else {
+                reader.report("power_saver", "\"\(text)\" is not a power-saver policy; expected \"defer\" or \"run\"")
+            }
+        }
     }
 }

@@ -53,6 +53,8 @@ public struct HandlerConfig: Sendable, Equatable {
     /// Failures in a row after which it counts as failing and its alert runs (`alert_after`;
     /// the main file's when unset).
     public var alertAfter: Int = Defaults.alertAfter
+    /// Whether a scheduled fetch waits while the power profile is power-saver.
+    public var powerSaver: PowerSaverPolicy = PowerSaverPolicy(rawValue: Defaults.powerSaver) ?? .deferFetch
     /// The file the handler was defined in.
     public var sourceFile: String
     /// The line of the handler's `[[handler]]` header.

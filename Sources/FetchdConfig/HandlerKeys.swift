@@ -5,7 +5,7 @@ enum HandlerKeys {
         "name", "kind", "url", "command", "environment", "user", "min_interval", "deadline", "retain",
         "max_bytes", "enabled", "allow_file_urls", "honor_server_hints", "headers", "user_agent", "accept_encoding", "proxy", "ca_file",
         "usage", "budget", "max_staleness", "lead", "push_limit", "push_token_file",
-        "network", "power", "battery_min", "on_failure", "alert_after",
+        "network", "power", "battery_min", "power_saver", "on_failure", "alert_after",
     ] + transferOnly
 
     /// Keys only `exec` handlers take.

@@ -26,6 +26,10 @@ public struct HoldReport: Codable, Sendable, Equatable {
         case globalBudget = "global-budget"
         /// Its conditions (network, power, battery) do not hold: it waits for them.
         case conditions
+        /// power-profiles-daemon's profile is power-saver and its `power_saver` is "defer".
+        case powerSaver = "power-saver"
+        /// Every battery is discharging at a critically low charge: every scheduled fetch waits.
+        case batteryCritical = "battery-critical"
         /// A push is held by `push_limit`: its fetch runs when the limit has room.
         case pushLimit = "push-limit"
         /// Its partial transfer resumes later (back-off after failures, or Retry-After).

@@ -106,6 +106,13 @@ public enum Defaults {
     public static let power = "any"
     /// On battery, the charge a handler's scheduled fetch waits for, in percent (`battery_min`; 0: none).
     public static let batteryMinPercent = 0
+    /// What a handler's scheduled fetch does while power-profiles-daemon's active profile is
+    /// power-saver (`power_saver`): `"defer"` (wait until it ends) or `"run"`.
+    public static let powerSaver = "defer"
+    /// At or below this charge, in percent, with every battery discharging, the battery is
+    /// critically low and every scheduled fetch waits: systemd's `BATTERY_LOW_CAPACITY_LEVEL`,
+    /// the level of `systemd-ac-power --low` (systemd 254).
+    public static let criticalBatteryPercent = 5
     /// Where the kernel lists power supplies (`power_supply_dir`).
     public static let powerSupplyDirectory = "/sys/class/power_supply"
     /// Whether the network counts as metered when NetworkManager is not on the system bus (`network_metered`).

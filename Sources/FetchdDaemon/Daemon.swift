@@ -93,8 +93,10 @@ public struct Daemon {
         let planned = PlannedWakeTimer(
             underSystemd: environment["INVOCATION_ID"] != nil,
             userManager: getuid() != 0 && environment["XDG_RUNTIME_DIR"] != nil, logger: logger)
+        // The first wake knows whether power-saver holds fetches back (`StartGate`).
+        let profileRead = StartGate()
         let clock = WakeClock(coordinator: coordinator, logger: logger, notifier: notifier, planned: planned,
-                              watchdogInterval: notifier.watchdogInterval)
+                              watchdogInterval: notifier.watchdogInterval, startGate: profileRead)
         let logger = self.logger
         let reloads = ReloadService.Requests()
         let control = ControlServer(
@@ -129,6 +131,8 @@ public struct Daemon {
         let powerWatcher = PowerWatcher(conditions: coordinator, directory: config.daemon.powerSupplyDirectory,
                                         logger: logger, wakes: clock)
         let networkWatcher = NetworkWatcher(conditions: coordinator, logger: logger, wakes: clock)
+        let profileWatcher = PowerProfileWatcher(conditions: coordinator, logger: logger, wakes: clock,
+                                                 firstLook: profileRead)
         // What follows a change of the handlers in force, a reload's or a registration's: the
         // next wake planned again, and the watchers started or left as the handlers now need.
         let handlersChanged: @Sendable () async -> Void = {
@@ -136,6 +140,7 @@ public struct Daemon {
             await readWatcher.refresh()
             sessionWatcher.refresh()
             networkWatcher.refresh()
+            profileWatcher.refresh()
         }
         let busAPI = BusService(coordinator: coordinator, logger: logger, handlersChanged: handlersChanged)
         services += [
@@ -144,6 +149,7 @@ public struct Daemon {
             .init(service: sessionWatcher),
             .init(service: powerWatcher),
             .init(service: networkWatcher),
+            .init(service: profileWatcher),
             .init(service: busAPI),
             .init(service: planned),
             .init(service: ReloadService(target: coordinator, notifier: notifier, logger: logger,

@@ -4,7 +4,7 @@ import FetchdTestSupport
 import Foundation
 import Testing
 
-/// The condition keys: `network`, `power` and `battery_min` on handlers; `power_supply_dir` and
+/// The condition keys: `network`, `power`, `battery_min` and `power_saver` on handlers; `power_supply_dir` and
 /// `network_metered` in the main file.
 struct ConditionConfigTests {
     private func load(in folder: TemporaryDirectory, main: String = "", _ extra: String) throws -> LoadedConfig {
@@ -25,6 +25,7 @@ struct ConditionConfigTests {
         let loaded = try load(in: folder, "")
         let handler = try #require(loaded.handler(named: "feed"))
         #expect(handler.network == .any && handler.power == .any && handler.batteryMinPercent == 0)
+        #expect(handler.powerSaver == .deferFetch && Defaults.powerSaver == "defer")
         #expect(loaded.daemon.powerSupplyDirectory == "/sys/class/power_supply")
         #expect(loaded.daemon.networkMetered == false)
     }
@@ -33,10 +34,11 @@ struct ConditionConfigTests {
         let folder = try TemporaryDirectory("fetchd-config-tests")
         defer { folder.remove() }
         let loaded = try load(in: folder, main: "power_supply_dir = \"/tmp/ps\"\nnetwork_metered = true\n",
-                              "network = \"unmetered\"\npower = \"ac\"\nbattery_min = 30")
+                              "network = \"unmetered\"\npower = \"ac\"\nbattery_min = 30\npower_saver = \"run\"")
         #expect(loaded.diagnostics.isEmpty, "\(loaded.diagnostics)")
         let handler = try #require(loaded.handler(named: "feed"))
         #expect(handler.network == .unmetered && handler.power == .ac && handler.batteryMinPercent == 30)
+        #expect(handler.powerSaver == .run)
         #expect(loaded.daemon.powerSupplyDirectory == "/tmp/ps" && loaded.daemon.networkMetered)
     }
 
@@ -48,5 +50,15 @@ struct ConditionConfigTests {
         let problem = try #require(loaded.diagnostics.first)
         #expect(problem.line == 5 && problem.key == "power", "\(problem)")
         #expect(problem.message.contains("\"AC\" is not a power condition"), "\(problem)")
+    }
+
+    @Test func aBadPowerSaverPolicyKeepsTheHandlerOutAndSaysWhatIsExpected() throws {
+        let folder = try TemporaryDirectory("fetchd-config-tests")
+        defer { folder.remove() }
+        let loaded = try load(in: folder, "power_saver = \"skip\"")
+        #expect(loaded.handler(named: "feed") == nil)
+        let problem = try #require(loaded.diagnostics.first)
+        #expect(problem.line == 5 && problem.key == "power_saver", "\(problem)")
+        #expect(problem.message.contains("expected \"defer\" or \"run\""), "\(problem)")
     }
 }

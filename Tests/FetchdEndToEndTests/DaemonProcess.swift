@@ -11,6 +11,8 @@ final class DaemonProcess {
     let directory: TemporaryDirectory
     private(set) var process = Process()
     private var logPipe = Pipe()
+    /// What `logSoFar()` read of the log; the log returned at stop starts with it.
+    private var logRead: [UInt8] = []
     var socketPath: String { directory.file("run/control.sock") }
     var cachePath: String { directory.file("cache") }
 
@@ -77,9 +79,30 @@ final class DaemonProcess {
     @discardableResult
     func stopAndReadLog() -> (status: Int32, log: String) {
         if process.isRunning { kill(process.processIdentifier, SIGTERM) }
-        let log = String(decoding: logPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let log = String(decoding: takeLogRead() + logPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         return (process.terminationStatus, log)
+    }
+
+    /// Everything the daemon logged so far, read without waiting (the pipe's flags are put back
+    /// after), and kept: the log returned at stop still holds it.
+    func logSoFar() -> String {
+        let fd = logPipe.fileHandleForReading.fileDescriptor
+        let flags = fcntl(fd, F_GETFL)
+        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+        defer { _ = fcntl(fd, F_SETFL, flags) }
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = read(fd, &buffer, buffer.count)
+            if count > 0 { logRead += buffer[..<count] } else if count < 0 && errno == EINTR { continue } else { break }
+        }
+        return String(decoding: logRead, as: UTF8.self)
+    }
+
+    /// What `logSoFar()` read, forgotten here: it heads the log of the run that stops.
+    private func takeLogRead() -> [UInt8] {
+        defer { logRead = [] }
+        return logRead
     }
 
     /// `stopAndReadLog()` for tests that run beside timing-sensitive suites: waits for the exit
@@ -95,7 +118,7 @@ final class DaemonProcess {
         guard !process.isRunning else { return stopAndReadLog() }
         let fd = logPipe.fileHandleForReading.fileDescriptor
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        var log: [UInt8] = []
+        var log = takeLogRead()
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
             let count = read(fd, &buffer, buffer.count)

@@ -17,7 +17,8 @@ struct SessionUsageTests {
     /// and PrepareForSleep.
     static let watcherMatches = 4
 
-    /// An exec handler learning from `usage`.
+    /// An exec handler learning from `usage`. It fetches in power-saver too, so only the
+    /// session watcher has a reason to be on the bus: the tests count its match rules.
     static func handler(_ name: String, usage: String) -> String {
         """
         [[handler]]
@@ -26,6 +27,7 @@ struct SessionUsageTests {
         command = ["/bin/sh", "-c", "echo \(name) > \\"$FETCHD_OUTPUT\\""]
         min_interval = "1h"
         usage = [\(usage)]
+        power_saver = "run"
 
         """
     }

@@ -7,6 +7,12 @@ struct Conditions {
     /// NetworkManager's view of the network while it is on the system bus; nil: the
     /// `network_metered` setting decides.
     var networkManager: NetworkState?
+    /// power-profiles-daemon's `ActiveProfile` while it is on the system bus ("power-saver",
+    /// "balanced", "performance"); nil without it.
+    var powerProfile: String?
+
+    /// Whether the active power profile is power-saver.
+    var powerSaver: Bool { powerProfile == "power-saver" }
 
     /// The network as the scheduler sees it: NetworkManager's view while it is on the system
     /// bus, else the `network_metered` setting (and online).

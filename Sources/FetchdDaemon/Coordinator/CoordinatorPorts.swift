@@ -30,6 +30,13 @@ protocol ConditionsSink: Sendable {
     /// scheduler sees it changed.
     @discardableResult
     func setNetworkManagerState(_ state: NetworkState?) async -> Bool
+    /// Whether any loaded handler's scheduled fetches wait in power-saver (`power_saver =
+    /// "defer"`).
+    func anyHandlerDefersInPowerSaver() async -> Bool
+    /// Takes power-profiles-daemon's active profile (nil: it is not on the bus); returns whether
+    /// power-saver began or ended.
+    @discardableResult
+    func setPowerProfile(_ profile: String?) async -> Bool
 }
 
 /// What the reload service changes and reads back.
@@ -69,5 +76,10 @@ extension FetchCoordinator: UseSink, ConditionsSink, ConfigTarget, Heartbeat, Pu
     /// Whether any loaded handler needs the network (`ConditionCheck.needsNetwork`).
     func anyHandlerNeedsNetwork() -> Bool {
         config.handlers.contains { ConditionCheck.needsNetwork($0) }
+    }
+
+    /// Whether any loaded handler's scheduled fetches wait in power-saver.
+    func anyHandlerDefersInPowerSaver() -> Bool {
+        config.handlers.contains { $0.powerSaver == .deferFetch }
     }
 }

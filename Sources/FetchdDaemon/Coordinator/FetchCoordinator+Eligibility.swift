@@ -22,6 +22,7 @@ extension FetchCoordinator {
         for handler in config.handlers {
             if let reason = unmetConditions(handler) { input.unmetConditions[handler.name] = reason }
         }
+        noteMachineState(in: &input)
         input.globalBudget = plans.planning.globalBudgetUse(config, now: now)
         input.plans = plans.decisions(of: config.handlers, now: now, globalUse: input.globalBudget)
         input.planFloors = plans.floors

@@ -33,6 +33,9 @@ extension HoldReport {
                       detail: "global_budget: \(used) of \(budget) usage-planned fetches of all handlers used in the last 24 h")
         case .conditions(let reason):
             self.init(.conditions, detail: "\(reason) (fetchctl fetch still runs it)")
+        case .powerSaver, .batteryCritical:
+            self.init(hold == .powerSaver ? .powerSaver : .batteryCritical,
+                      detail: "\(hold.waitReason ?? "") (fetchctl fetch still runs it)")
         case .pushLimit(let until):
             self.init(.pushLimit, until: until, detail: "a push is held by push_limit \(handler.pushLimit): its fetch runs then")
         case .sharedWake(let until):

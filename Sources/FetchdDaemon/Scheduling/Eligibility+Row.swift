@@ -28,6 +28,10 @@ extension Eligibility {
         case globalBudget(until: Date, used: Int, budget: Int)
         /// Its conditions (network, power, battery) do not hold, for this reason.
         case conditions(String)
+        /// The power profile is power-saver and its `power_saver` is "defer".
+        case powerSaver
+        /// The battery is critically low (`PowerState.criticallyLow`), this many percent.
+        case batteryCritical(percent: Int)
         /// A deferred push waits for its `push_limit` until then.
         case pushLimit(until: Date)
         /// Its partial transfer resumes then (back-off after failures, or Retry-After).
@@ -49,10 +53,36 @@ extension Eligibility {
         /// Everything that holds it back now, in the order the rules apply them.
         var holds: [Hold]
 
-        /// Why its scheduled fetch waits for its conditions, if it does.
+        /// Why its scheduled fetch waits (its conditions, power-saver, a critically low
+        /// battery), if it does.
         var waitingFor: String? {
-            holds.lazy.compactMap { if case .conditions(let reason) = $0 { reason } else { nil } }.first
+            let reasons = holds.compactMap(\.waitReason)
+            return reasons.isEmpty ? nil : reasons.joined(separator: "; ")
         }
+    }
+
+    /// What a scheduled fetch of `handler` waits for, from `input`: the holds that end when the
+    /// machine's state changes (a watcher then asks for a wake), not at a date. A critically low
+    /// battery holds every handler back, whatever its own conditions: a fetch then could cost
+    /// the last minutes of work.
+    static func waits(of handler: HandlerConfig, in input: EligibilityInput) -> [Hold] {
+        var holds: [Hold] = []
+        if let reason = input.unmetConditions[handler.name] { holds.append(.conditions(reason)) }
+        if input.powerSaver, handler.powerSaver == .deferFetch { holds.append(.powerSaver) }
+        if let percent = input.criticalBatteryPercent { holds.append(.batteryCritical(percent: percent)) }
+        return holds
+    }
+
+    /// Why each handler that waits (`waits(of:in:)`) does, as the journal and the status line
+    /// say it; handlers that wait for nothing are absent.
+    static func waitReasons(_ input: EligibilityInput) -> [String: String] {
+        guard !input.unmetConditions.isEmpty || input.powerSaver || input.criticalBatteryPercent != nil else { return [:] }
+        var reasons: [String: String] = [:]
+        for handler in input.handlers {
+            let words = waits(of: handler, in: input).compactMap(\.waitReason)
+            if !words.isEmpty { reasons[handler.name] = words.joined(separator: "; ") }
+        }
+        return reasons
     }
 
     /// How the rules see `handler` (one of `input.handlers`).
@@ -87,7 +117,7 @@ extension Eligibility {
                 holds.append(.sharedWake(until: window.closes))
             }
             // Only for scheduled handlers: one run on request alone waits for nothing.
-            if let reason = input.unmetConditions[name] { holds.append(.conditions(reason)) }
+            holds += Self.waits(of: handler, in: input)
         }
         if let push, push.dueAt > dueBy { holds.append(.pushLimit(until: push.dueAt)) }
         if let resume = input.transferResumes[name], resume > dueBy { holds.append(.transferRetry(until: resume)) }
@@ -121,5 +151,19 @@ extension Eligibility {
             Scheduler.nextEligible(handler, state: self.input.states[handler.name], now: self.input.now,
                                    planned: self.input.plans[handler.name]?.date).map { (handler.name, max($0, self.input.now)) }
         }.min { $0.date < $1.date }
+    }
+}
+
+extension Eligibility.Hold {
+    /// What a hold that waits for the machine's state says, in the words of the journal's
+    /// "waiting" line and the status line; nil for the holds that end at a date or a setting.
+    var waitReason: String? {
+        switch self {
+        case .conditions(let reason): reason
+        case .powerSaver: "waiting for the power profile to leave power-saver (power_saver = \"defer\")"
+        case .batteryCritical(let percent):
+            "waiting for the battery: critically low (\(percent) %, every battery discharging)"
+        default: nil
+        }
     }
 }

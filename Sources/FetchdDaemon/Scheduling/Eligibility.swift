@@ -16,8 +16,9 @@ struct Eligibility: Sendable {
     /// order, then the transfers whose partial download may resume; none that runs, that a wake
     /// took, whose conditions do not hold, or for which `global_budget` has no room.
     let ready: [Int]
-    /// The handlers due by their schedule whose conditions do not hold, with why: they stay due
-    /// and run at the first wake after their conditions hold.
+    /// The handlers due by their schedule that wait, with why: their conditions do not hold,
+    /// the power profile is power-saver, or the battery is critically low (`waits(of:)`). They
+    /// stay due and run at the first wake after what they wait for holds.
     let deferred: [(index: Int, reason: String)]
     /// The handlers whose deferred push is due and may be taken now (loaded, not running, not
     /// taken by another wake).
@@ -55,11 +56,12 @@ struct Eligibility: Sendable {
             })
             open += resuming.sorted()
         }
+        let waiting = Self.waitReasons(input)
         var holding: [Int] = []
         var deferred: [(index: Int, reason: String)] = []
         for index in open {
             let name = handlers[index].name
-            guard let reason = input.unmetConditions[name] else { holding.append(index); continue }
+            guard let reason = waiting[name] else { holding.append(index); continue }
             // Deferred once due by its schedule: a plan run early only shares a wake that runs.
             let scheduled = planned[name] == nil ? windows[index]?.opens : windows[index]?.closes
             if resuming.contains(index) || scheduled.map({ $0 <= dueBy }) == true { deferred.append((index, reason)) }
@@ -79,13 +81,13 @@ struct Eligibility: Sendable {
 
         // Lazily filtered: with thousands of handlers a filtered copy of their configurations
         // was the largest allocation after each wake.
-        let waiting = handlers.indices.lazy.filter {
+        let free = handlers.indices.lazy.filter {
             let handler = handlers[$0]
-            return !input.isBusy(handler.name) && input.unmetConditions[handler.name] == nil
+            return !input.isBusy(handler.name) && waiting[handler.name] == nil
                 && (handler.minInterval != .minimum || planned[handler.name] != nil)
         }
-        let upcoming = waiting.compactMap { windows[$0]?.closes }.min()
-        let resume = input.transferResumes.filter { input.unmetConditions[$0.key] == nil }.values.min()
+        let upcoming = free.compactMap { windows[$0]?.closes }.min()
+        let resume = input.transferResumes.filter { waiting[$0.key] == nil }.values.min()
         next = [upcoming, nextPush, resume].compactMap { $0 }.min()
     }
 }

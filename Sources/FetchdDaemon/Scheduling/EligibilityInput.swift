@@ -27,6 +27,12 @@ struct EligibilityInput: Sendable {
     /// Why each handler's scheduled fetch would wait for its conditions (network, power,
     /// battery); handlers whose conditions hold are absent.
     var unmetConditions: [String: String] = [:]
+    /// Whether power-profiles-daemon's active profile is power-saver: the scheduled fetches of
+    /// handlers with `power_saver = "defer"` wait.
+    var powerSaver = false
+    /// The lowest battery charge, in percent, while the battery is critically low
+    /// (`PowerState.criticallyLow`): every scheduled fetch waits. Nil otherwise.
+    var criticalBatteryPercent: Int?
     /// The usage planner's next fetch of each handler that learns its usage, held back (and its
     /// reason extended) while `global_budget` is spent.
     var plans: [String: FetchPlanner.Decision] = [:]

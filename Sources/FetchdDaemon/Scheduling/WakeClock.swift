@@ -43,6 +43,8 @@ final class WakeClock: Service, WakeRequests, Sendable {
     private let notifier: SystemdNotifier
     private let planned: PlannedWakeTimer?
     private let watchdogInterval: Duration?
+    /// What the first wake waits for, if anything (`StartGate`).
+    private let startGate: StartGate?
     private let events: AsyncStream<Event>
     private let continuation: AsyncStream<Event>.Continuation
     private let timer = Mutex(Timer())
@@ -50,9 +52,11 @@ final class WakeClock: Service, WakeRequests, Sendable {
     private let changed = WakeSignal()
 
     /// A clock over `coordinator`. `planned` keeps systemd's timer at the next planned fetch;
-    /// `watchdogInterval` is systemd's `WatchdogSec` (pinged at half of it), nil without one.
+    /// `watchdogInterval` is systemd's `WatchdogSec` (pinged at half of it), nil without one;
+    /// the first wake waits for `startGate`, if given.
     init(coordinator: FetchCoordinator, logger: Logger, notifier: SystemdNotifier = SystemdNotifier(),
-         planned: PlannedWakeTimer? = nil, watchdogInterval: Duration? = nil) {
+         planned: PlannedWakeTimer? = nil, watchdogInterval: Duration? = nil, startGate: StartGate? = nil) {
+        self.startGate = startGate
         self.coordinator = coordinator
         self.logger = logger
         self.notifier = notifier
@@ -126,6 +130,7 @@ final class WakeClock: Service, WakeRequests, Sendable {
     /// The internal timer: a wake at start, then at each plan's time (a plan is followed once;
     /// the wake it starts makes the next), and the watchdog's pings, until cancelled.
     private func tick() async {
+        await startGate?.pass()
         continuation.yield(.wake(.start))
         var nextPing = watchdogInterval.map { _ in ContinuousClock.now }
         while !Task.isCancelled {

@@ -47,12 +47,25 @@ struct BusLink {
     /// as a child task of `group`.
     mutating func failed(_ problem: String, logger: Logger, prefix: String, firstLog: (String) -> Void,
                          in group: inout DiscardingTaskGroup, retry: @escaping @Sendable () -> Void) {
+        note(problem, logger: logger, prefix: prefix, firstLog: firstLog)
+        reconnect.schedule(in: &group, retry)
+    }
+
+    /// An attempt failed because the bus's socket is not there, and the caller waits for it to
+    /// appear (`BusSocketWait`, which calls `retryDue` through the loop): logged as `failed`
+    /// logs, with no timer.
+    mutating func waitingForSocket(_ problem: String, logger: Logger, prefix: String, firstLog: (String) -> Void) {
+        note(problem, logger: logger, prefix: prefix, firstLog: firstLog)
+        reconnect.pending = true
+    }
+
+    /// Logs the first failure of an outage with `firstLog`, later ones at debug level.
+    private mutating func note(_ problem: String, logger: Logger, prefix: String, firstLog: (String) -> Void) {
         if inOutage {
             logger.debug("\(prefix): \(problem)")
         } else {
             firstLog(problem)
             inOutage = true
         }
-        reconnect.schedule(in: &group, retry)
     }
 }

@@ -2,9 +2,9 @@ import FetchdClock
 import Foundation
 
 /// The reconnect bookkeeping the bus clients (`SessionWatcher`, `NetworkWatcher`,
-/// `PlannedWakeTimer`) share: how many attempts in a row failed, whether a retry is already
-/// waiting, and the delay before the next one (doubling from a second to at most a minute, so a
-/// machine without a system bus is not polled hard).
+/// `PowerProfileWatcher`, `PlannedWakeTimer`) share: how many attempts in a row failed, whether a
+/// retry is already waiting, and the delay before the next one (doubling from a second to at
+/// most a minute, so a machine without a system bus is not polled hard).
 struct BusReconnect {
     /// The first retry delay, in seconds; doubled per failure.
     static let firstDelaySeconds = 1.0

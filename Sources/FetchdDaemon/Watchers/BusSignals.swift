@@ -1,8 +1,8 @@
 import FetchdSystemd
 
 /// The signals a bus watcher follows on a connection (`LogindSignals`,
-/// `NetworkManagerSignals`): made anew for each connection with where to report, then installed
-/// on it as it opens (`BusWatchLoop`).
+/// `NetworkManagerSignals`, `PowerProfileSignals`): made anew for each connection with where to
+/// report, then installed on it as it opens (`BusWatchLoop`).
 protocol BusSignals: Sendable {
     /// What the signals report.
     associatedtype Event: Sendable

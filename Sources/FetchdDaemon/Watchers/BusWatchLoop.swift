@@ -2,10 +2,10 @@ import FetchdSystemd
 import Logging
 import ServiceLifecycle
 
-/// The event loop of a bus watcher (`SessionWatcher`, `NetworkWatcher`; what is the watcher's
-/// own is `BusWatching`): connected to the bus only while some handler wants it, following
-/// reloads (`refresh()`); after a failed attempt or a closed connection, reconnecting with
-/// growing delays (`BusLink`, `BusReconnect`). It never ends the daemon.
+/// The event loop of a bus watcher (`SessionWatcher`, `NetworkWatcher`, `PowerProfileWatcher`;
+/// what is the watcher's own is `BusWatching`): connected to the bus only while some handler
+/// wants it, following reloads (`refresh()`); after a failed attempt or a closed connection,
+/// reconnecting with growing delays (`BusLink`, `BusReconnect`). It never ends the daemon.
 ///
 /// Events are handled one at a time on the task that runs `run`: reloads, retries, the
 /// connection closing and whatever the watcher's signals report.
@@ -41,6 +41,8 @@ final class BusWatchLoop<Watcher: BusWatching>: Sendable {
     private let fresh: Watcher.LinkState
     private let events: AsyncStream<Event>
     private let continuation: AsyncStream<Event>.Continuation
+    /// Waits for a missing bus socket, for watchers that opt in (`waitsForBusSocket`).
+    private let socketWait: BusSocketWait
 
     /// A loop on `bus`, its connection's queue named `label`. `logPrefix` heads its log lines
     /// ("network"); `purpose` says what connecting is for, to complete "cannot … on the system
@@ -54,6 +56,7 @@ final class BusWatchLoop<Watcher: BusWatching>: Sendable {
         self.purpose = purpose
         fresh = state
         (events, continuation) = AsyncStream.makeStream(of: Event.self)
+        socketWait = BusSocketWait(label: label + "-socket")
     }
 
     /// Takes the configuration now in force into account (after a reload).
@@ -81,6 +84,7 @@ final class BusWatchLoop<Watcher: BusWatching>: Sendable {
                     }
                 }
                 _ = link.bus.leave()
+                socketWait.cancel()
                 group.cancelAll()
             }
         } onGracefulShutdown: { [continuation] in
@@ -92,6 +96,7 @@ final class BusWatchLoop<Watcher: BusWatching>: Sendable {
     /// afresh) when it no longer wants it.
     private func connectIfWanted(_ watcher: Watcher, _ link: inout Link, group: inout DiscardingTaskGroup) async {
         guard await watcher.wanted() else {
+            socketWait.cancel()
             let wasOpen = link.bus.leave()
             link = Link(state: fresh)
             await watcher.left(wasOpen: wasOpen)
@@ -107,7 +112,13 @@ final class BusWatchLoop<Watcher: BusWatching>: Sendable {
             link.signals = signals
             watcher.connected(again: again)
         } catch {
-            failed(watcher, &link, "cannot \(purpose) on the \(bus) (\(error))", group: &group)
+            let problem = "cannot \(purpose) on the \(bus) (\(error))"
+            if watcher.waitsForBusSocket, socketWait.start(for: bus, { continuation.yield(.retry) }) {
+                link.bus.waitingForSocket(problem + "; waiting for its socket to appear", logger: logger, prefix: logPrefix,
+                                          firstLog: { watcher.outageBegan($0) })
+            } else {
+                failed(watcher, &link, problem, group: &group)
+            }
         }
     }
 

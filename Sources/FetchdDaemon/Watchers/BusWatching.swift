@@ -1,9 +1,10 @@
 import FetchdSystemd
 
-/// A bus watcher (`SessionWatcher`, `NetworkWatcher`), run by its `BusWatchLoop`: the loop is
-/// the same for every watcher, and this says what is each one's own: which signals it follows,
-/// when it wants the bus, what it makes of what the signals report, and how it words connecting,
-/// leaving and an outage. Each call comes from the loop's one task, in turn.
+/// A bus watcher (`SessionWatcher`, `NetworkWatcher`, `PowerProfileWatcher`), run by its
+/// `BusWatchLoop`: the loop is the same for every watcher, and this says what is each one's own:
+/// which signals it follows, when it wants the bus, what it makes of what the signals report,
+/// and how it words connecting, leaving and an outage. Each call comes from the loop's one task,
+/// in turn.
 ///
 /// The watcher's `run()` (as a `Service`) and `refresh()` are the loop's, below.
 protocol BusWatching: Sendable {
@@ -15,6 +16,11 @@ protocol BusWatching: Sendable {
 
     /// The loop that runs the watcher.
     var loop: BusWatchLoop<Self> { get }
+
+    /// Whether, when the bus's socket is not there, the loop waits for it to appear
+    /// (`BusSocketWait`) instead of retrying after growing delays: for a watcher wanted by
+    /// default, which would otherwise wake an idle daemon on a machine without the bus.
+    var waitsForBusSocket: Bool { get }
 
     /// Whether some handler wants the bus, in the configuration now in force (asked at start,
     /// after every reload and before every retry).
@@ -49,4 +55,7 @@ extension BusWatching {
 
     /// Nothing to do when the connection closes by itself.
     func closed(_ state: inout LinkState) async {}
+
+    /// Retries after growing delays, also when the bus's socket is not there.
+    var waitsForBusSocket: Bool { false }
 }
