@@ -7,7 +7,8 @@ import Glibc
 
 /// Takes over what a program running as another user (`user = "NAME"`) wrote to `FETCHD_OUTPUT`.
 ///
-/// fetchd runs as root for such handlers, so nothing about that file is trusted: it is opened
+/// The taker is root (fetchd-runas, or a fetchd run as root without it), so nothing about that
+/// file is trusted: it is opened
 /// without following a symlink, checked on the open descriptor (a regular file with one name,
 /// owned by that user), and its bytes are *copied* into a file fetchd creates. The user's file
 /// is never renamed, chmod'ed or chown'ed: a hard link planted there cannot get a third user's

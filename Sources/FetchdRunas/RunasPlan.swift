@@ -30,8 +30,10 @@ struct RunasPlan {
     let seconds: Double
 
     /// The plan for `request` under the configuration at `configPath`; programs of handlers
-    /// without `user` run as `defaultUser` when there is one.
-    static func make(for request: RunasRequest, configPath: String, defaultUser: String?) throws(Refusal) -> RunasPlan {
+    /// without `user` run as `defaultUser` when there is one, and never as one of `askers` (the
+    /// uids that may ask fetchd-runas: a program running as one could ask it in turn).
+    static func make(for request: RunasRequest, configPath: String, defaultUser: String?,
+                     askers: Set<UInt32>) throws(Refusal) -> RunasPlan {
         guard request.version == RunasRequest.currentVersion else {
             throw Refusal(description: "protocol version \(request.version); this fetchd-runas speaks \(RunasRequest.currentVersion) "
                 + "(fetchd and fetchd-runas come from different installs?)")
@@ -47,6 +49,10 @@ struct RunasPlan {
                 + (problems.isEmpty ? "" : " (problems there: \(problems.joined(separator: "; ")))"))
         }
         let user = try account(of: handler, defaultUser: defaultUser)
+        guard user.uid != 0, !askers.contains(user.uid) else {
+            throw Refusal(description: "handler \"\(handler.name)\" would run as \(user.name) (uid \(user.uid)), who may ask "
+                + "fetchd-runas itself: a program never runs as root or as fetchd's user; set `user` to another account")
+        }
         let (command, limit) = try program(request, of: handler, daemon: loaded.daemon)
         guard request.seconds.isFinite, request.seconds > 0 else {
             throw Refusal(description: "the time given (\(request.seconds) s) is not a positive number of seconds")
@@ -55,7 +61,7 @@ struct RunasPlan {
                          seconds: min(request.seconds, limit))
     }
 
-    /// The user `handler`'s programs run as: its `user`, else `defaultUser`; never root.
+    /// The user `handler`'s programs run as: its `user`, else `defaultUser`.
     private static func account(of handler: HandlerConfig, defaultUser: String?) throws(Refusal) -> UserAccount {
         let account: UserAccount
         if let user = handler.user {
@@ -69,10 +75,6 @@ struct RunasPlan {
         } else {
             throw Refusal(description: "handler \"\(handler.name)\" has no `user`, and fetchd-runas was started "
                 + "without --default-user")
-        }
-        guard account.uid != 0 else {
-            throw Refusal(description: "handler \"\(handler.name)\" would run as root (uid 0): fetchd-runas never "
-                + "starts a program as root; set `user` to an unprivileged account")
         }
         return account
     }
@@ -96,8 +98,8 @@ struct RunasPlan {
             guard let command = handler.transfer?.onComplete else {
                 throw Refusal(description: "handler \"\(handler.name)\" has no on_complete")
             }
-            let snapshot = try publishedFile(request.snapshot, of: handler.name, cache: daemon.cacheDirectory)
-            return (command + [snapshot], Defaults.onCompleteTimeoutSeconds)
+            return (command + [try newestFile(request.snapshot, of: handler.name, cache: daemon.cacheDirectory)],
+                    Defaults.onCompleteTimeoutSeconds)
         case .onFailure:
             guard request.snapshot == nil else {
                 throw Refusal(description: "`snapshot` goes with on_complete only")
@@ -114,16 +116,17 @@ struct RunasPlan {
         }
     }
 
-    /// `path` when it names a regular file (not a link) in `handler`'s folder of the cache, as a
-    /// transfer's published file is; the program is given no other path.
-    static func publishedFile(_ path: String?, of handler: String, cache: String) throws(Refusal) -> String {
+    /// `path` when it is the handler's newest published file as fetchd-runas finds it
+    /// (`PublishedSnapshot`: no link followed but `latest`), the one a transfer's on_complete is
+    /// run on; fetchd's word for it is not taken.
+    static func newestFile(_ path: String?, of handler: String, cache: String) throws(Refusal) -> String {
         guard let path else { throw Refusal(description: "on_complete needs `snapshot`, the published file") }
-        let folder = cache + "/" + handler + "/"
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        var info = stat()
-        guard path.hasPrefix(folder), !parts.contains(".."), !parts.contains("."),
-              lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-            throw Refusal(description: "`snapshot` (\(path)) is not a file in \(folder)")
+        guard let published = try PublishedSnapshot.open(handler: handler, cache: cache) else {
+            throw Refusal(description: "handler \"\(handler)\" has published nothing in \(cache)")
+        }
+        close(published.descriptor)
+        guard published.path == path else {
+            throw Refusal(description: "`snapshot` (\(path)) is not the handler's newest published file (\(published.path))")
         }
         return path
     }

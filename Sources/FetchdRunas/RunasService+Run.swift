@@ -40,15 +40,29 @@ extension RunasService {
         let context = FetchContext(
             handlerName: plan.handler.name, trigger: request.trigger,
             outputPath: writes ? workspace.copy : "/dev/null",
-            previousSnapshotPath: onComplete ? plan.command.last : writes ? request.previous : nil,
+            previousSnapshotPath: onComplete ? plan.command.last : writes ? previousCopy(plan, in: workspace) : nil,
             deadline: .now + .milliseconds(Int64(plan.seconds * 1000)),
             wallDeadline: Date(timeIntervalSince1970: Double(request.wallDeadline)),
             pushData: request.pushData, userOutputPath: writes ? workspace.userOutput : nil)
         let running = Task { [program] in await FetchRunner().run(program, context: context) }
+        // The stop watcher waits without a time limit: the request's was for the request only.
+        var forever = timeval(tv_sec: 0, tv_usec: 0)
+        setsockopt(connection.descriptor, SOL_SOCKET, SO_RCVTIMEO, &forever, socklen_t(MemoryLayout<timeval>.size))
         let watcher = StopWatcher(connection: connection) { running.cancel() }
         let outcome = await running.value
         watcher.finish()
         return Ran(reply: Self.reply(for: outcome, seconds: plan.seconds), workspace: workspace)
+    }
+
+    /// A copy of the handler's newest snapshot in the run's folder (`FETCHD_PREVIOUS`), found
+    /// by fetchd-runas itself (`PublishedSnapshot`); nil when there is none or it is over
+    /// `max_bytes`.
+    private func previousCopy(_ plan: RunasPlan, in workspace: RunasWorkspace) -> String? {
+        guard let published = try? PublishedSnapshot.open(handler: plan.handler.name, cache: plan.daemon.cacheDirectory) else {
+            return nil
+        }
+        defer { close(published.descriptor) }
+        return published.copy(to: workspace.previous, maxBytes: plan.handler.maxBytes) ? workspace.previous : nil
     }
 
     /// The answer for how the run went.

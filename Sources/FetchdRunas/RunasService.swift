@@ -23,6 +23,9 @@ public struct RunasService: Sendable {
     /// Where the per-run folder is made (the unit's private /tmp).
     public var workRoot = "/tmp"
 
+    /// How long the request may take to come after the connection.
+    static let requestTimeoutSeconds = 10
+
     /// Creates the service.
     public init(configPath: String, defaultUser: String?, allowedUIDs: Set<UInt32>) {
         self.configPath = configPath
@@ -36,7 +39,7 @@ public struct RunasService: Sendable {
         let plan: RunasPlan
         do {
             request = try receiveRequest(on: connection)
-            plan = try RunasPlan.make(for: request, configPath: configPath, defaultUser: defaultUser)
+            plan = try RunasPlan.make(for: request, configPath: configPath, defaultUser: defaultUser, askers: allowedUIDs)
         } catch {
             try? connection.send(RunasReply(result: .refused, reason: "\(error)"))
             return "refused: \(error)"
@@ -66,6 +69,10 @@ public struct RunasService: Sendable {
         guard peer >= 0, allowedUIDs.contains(UInt32(truncatingIfNeeded: peer)) else {
             throw RunasPlan.Refusal(description: "uid \(peer) may not ask fetchd-runas for anything (only fetchd's user)")
         }
+        // A peer that connects and says nothing must not hold a root instance (and one of the
+        // socket's 64 connections) for ever.
+        var timeout = timeval(tv_sec: Self.requestTimeoutSeconds, tv_usec: 0)
+        setsockopt(connection.descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let message: RunasConnection.Message?
         do { message = try connection.receive(limit: RunasRequest.maxBytes, wait: true) } catch {
             throw RunasPlan.Refusal(description: "no request: \(error)")

@@ -1,6 +1,7 @@
 import CPosixShim
 import FetchdCore
 import FetchdSnapshots
+import Foundation
 
 #if canImport(Glibc)
 import Glibc
@@ -20,6 +21,8 @@ struct RunasWorkspace {
     var userOutput: String { userFolder + "/content" }
     /// The checked copy of what it wrote.
     var copy: String { path + "/copy" }
+    /// The copy of the handler's newest snapshot the program is given (`FETCHD_PREVIOUS`).
+    var previous: String { path + "/previous" }
 
     /// A new workspace in `root` whose program folder belongs to `user`.
     static func make(in root: String, for user: UserAccount) throws(RunasPlan.Refusal) -> RunasWorkspace {
@@ -38,16 +41,19 @@ struct RunasWorkspace {
     }
 
     /// Removes `workspace`: what the program left in its folder with the program user's
-    /// file-system rights (setfsuid: root's unlinks must not follow anything that user placed),
-    /// then the rest as root.
+    /// file-system rights (setfsuid: root's unlinks must not follow anything that user placed;
+    /// the user can neither list nor change the run's folder, only its own), then the rest as
+    /// root. What cannot be removed is logged (the journal, from stderr).
     static func remove(_ workspace: RunasWorkspace?, user: UserAccount) {
         guard let workspace else { return }
         let remover = TreeRemover()
-        // As the user, the folder is emptied (its own rmdir, in root's folder, is refused); as
-        // root, the empty folder and the rest go.
+        let report: (TreeRemover.Failure) -> Void = {
+            FileHandle.standardError.write(Data("fetchd-runas: \($0)\n".utf8))
+        }
         _ = fetchd_set_filesystem_ids(user.uid, user.gid)
-        remover.remove(workspace.userFolder) { _ in }
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: workspace.userFolder)) ?? []
+        for entry in entries { remover.remove(workspace.userFolder + "/" + entry, reporting: report) }
         _ = fetchd_set_filesystem_ids(0, 0)
-        remover.remove(workspace.path) { _ in }
+        remover.remove(workspace.path, reporting: report)
     }
 }

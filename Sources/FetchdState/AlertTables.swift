@@ -28,6 +28,7 @@ public struct AlertStreak: Sendable, Equatable {
 /// (`alert_streak`) and when alert programs ran (`alert_run`, the rate limit's count). Plain
 /// storage: the rules are the daemon's (`FailureAlerts`).
 public struct AlertTables: Sendable {
+    /// The state database's pool.
     let pool: DatabasePool
 
     /// Every streak alerted on and not yet recovered, by handler.

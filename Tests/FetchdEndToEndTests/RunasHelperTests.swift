@@ -34,6 +34,18 @@ struct RunasHelperTests {
         on_complete = ["/bin/sh", "-c", "[ \\"$(id -un)\\" = daemon ] && [ \\"$FETCHD_SNAPSHOT\\" = \\"$0\\" ] && [ -r \\"$0\\" ]"]
 
         [[handler]]
+        name = "previous"
+        kind = "exec"
+        user = "nobody"
+        command = ["/bin/sh", "-c", "cat \\"$FETCHD_PREVIOUS\\" > \\"$FETCHD_OUTPUT\\"; echo \\"$FETCHD_PREVIOUS\\" >> \\"$FETCHD_OUTPUT\\""]
+
+        [[handler]]
+        name = "as-root"
+        kind = "exec"
+        user = "root"
+        command = ["/bin/true"]
+
+        [[handler]]
         name = "slow"
         kind = "exec"
         user = "nobody"
@@ -110,20 +122,67 @@ struct RunasHelperTests {
     @Test func onCompleteRunsOnTheHandlersPublishedFileOnly() throws {
         let setup = try Setup()
         defer { setup.directory.remove() }
-        let published = setup.directory.file("cache/download/latest")
-        try FileManager.default.createDirectory(atPath: published, withIntermediateDirectories: true)
-        try "data".write(toFile: published + "/content", atomically: true, encoding: .utf8)
+        let folder = setup.directory.file("cache/download")
+        try Self.publish("data", in: folder, version: "v1")
         chmod(setup.directory.file("cache"), 0o755)
-        for (snapshot, expected) in [(published + "/content", RunasReply.Result.newData), ("/etc/passwd", .refused),
-                                     (published + "/../../download/latest/content", .refused)] {
-            let (connection, process) = try Self.start(setup)
-            var request = RunasRequest(handler: "download", program: .onComplete, trigger: .manual, seconds: 10, wallDeadline: 0)
-            request.snapshot = snapshot
-            try connection.send(request)
-            let (reply, output) = try Self.reply(on: connection)
-            #expect(reply.result == expected && output == nil, "\(snapshot): \(reply)")
-            process.waitUntilExit()
+        let newest = folder + "/versions/v1/content"
+        for (snapshot, expected) in [(newest, RunasReply.Result.newData), ("/etc/passwd", .refused),
+                                     (folder + "/latest/content", .refused), (folder + "/../download/versions/v1/content", .refused)] {
+            #expect(try Self.onComplete(setup, snapshot: snapshot).result == expected, "\(snapshot)")
         }
+        // fetchd owns the cache: a folder there pointed elsewhere is not followed.
+        let elsewhere = setup.directory.file("elsewhere")
+        try FileManager.default.createDirectory(atPath: elsewhere + "/v1", withIntermediateDirectories: true)
+        try "secret\n".write(toFile: elsewhere + "/v1/content", atomically: true, encoding: .utf8)
+        try FileManager.default.removeItem(atPath: folder + "/versions")
+        try FileManager.default.createSymbolicLink(atPath: folder + "/versions", withDestinationPath: elsewhere)
+        let reply = try Self.onComplete(setup, snapshot: newest)
+        #expect(reply.result == .refused && (reply.reason ?? "").contains("without following links"), "\(reply)")
+    }
+
+    /// `FETCHD_PREVIOUS` is a copy fetchd-runas made of the newest snapshot it found itself.
+    @Test func thePreviousSnapshotIsACopyFetchdRunasFoundItself() throws {
+        let setup = try Setup()
+        defer { setup.directory.remove() }
+        try Self.publish("before", in: setup.directory.file("cache/previous"), version: "v1")
+        chmod(setup.directory.file("cache"), 0o755)
+        let (connection, process) = try Self.start(setup)
+        try connection.send(RunasRequest(handler: "previous", program: .command, trigger: .manual, seconds: 10, wallDeadline: 0))
+        let (reply, output) = try Self.reply(on: connection)
+        #expect(reply.result == .newData, "\(reply)")
+        #expect(output?.hasPrefix("before\n") == true && output?.contains("/cache/") == false, "\(output ?? "")")
+        process.waitUntilExit()
+    }
+
+    /// A handler that would run as root, or as a user who may ask fetchd-runas, is refused.
+    @Test func aProgramNeverRunsAsRootOrAsAnAsker() throws {
+        let setup = try Setup()
+        defer { setup.directory.remove() }
+        let (connection, process) = try Self.start(setup)
+        try connection.send(RunasRequest(handler: "as-root", program: .command, trigger: .manual, seconds: 10, wallDeadline: 0))
+        let (reply, _) = try Self.reply(on: connection)
+        #expect(reply.result == .refused && (reply.reason ?? "").contains("never runs as root"), "\(reply)")
+        process.waitUntilExit()
+    }
+
+    /// Writes `content` as version `version` of the handler folder `folder`, with `latest`
+    /// pointing at it as fetchd makes it.
+    static func publish(_ content: String, in folder: String, version: String) throws {
+        try FileManager.default.createDirectory(atPath: folder + "/versions/" + version, withIntermediateDirectories: true)
+        try (content + "\n").write(toFile: folder + "/versions/" + version + "/content", atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: folder + "/latest", withDestinationPath: "versions/" + version)
+    }
+
+    /// fetchd-runas's answer to `download`'s on_complete for `snapshot`.
+    static func onComplete(_ setup: Setup, snapshot: String) throws -> RunasReply {
+        let (connection, process) = try Self.start(setup)
+        defer { process.waitUntilExit() }
+        var request = RunasRequest(handler: "download", program: .onComplete, trigger: .manual, seconds: 10, wallDeadline: 0)
+        request.snapshot = snapshot
+        try connection.send(request)
+        let (reply, output) = try Self.reply(on: connection)
+        #expect(output == nil)
+        return reply
     }
 
     @Test func withoutADefaultUserAHandlerWithoutUserIsRefused() throws {

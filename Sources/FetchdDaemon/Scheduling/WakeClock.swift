@@ -90,13 +90,21 @@ final class WakeClock: Service, WakeRequests, Sendable {
     /// Runs until graceful shutdown.
     func run() async {
         planned?.onHeldChange { [changed] in changed.signal() }
+        // Every wake waits for the gate, not only the timer's first: a `fetchctl wake` or a
+        // watcher's wake at start must not run what power-saver holds back either. Jobs (a manual
+        // fetch, a push) do not wait: they run in power-saver too.
+        let gate = Task { [startGate] in await startGate?.pass() }
         await withDiscardingTaskGroup { group in
-            group.addTask { await self.tick() }
+            group.addTask {
+                await gate.value
+                await self.tick()
+            }
             for await event in events.cancelOnGracefulShutdown() {
                 switch event {
                 case .wake(let cause):
                     logger.debug("wake: \(cause.rawValue)")
                     group.addTask {
+                        await gate.value
                         await self.coordinator.runDueCounting(trigger: .timer)
                         await self.plan()
                     }
@@ -130,7 +138,6 @@ final class WakeClock: Service, WakeRequests, Sendable {
     /// The internal timer: a wake at start, then at each plan's time (a plan is followed once;
     /// the wake it starts makes the next), and the watchdog's pings, until cancelled.
     private func tick() async {
-        await startGate?.pass()
         continuation.yield(.wake(.start))
         var nextPing = watchdogInterval.map { _ in ContinuousClock.now }
         while !Task.isCancelled {

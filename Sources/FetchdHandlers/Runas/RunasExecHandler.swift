@@ -43,7 +43,6 @@ public struct RunasExecHandler: FetchHandler {
         var request = RunasRequest(handler: context.handlerName, program: program, trigger: context.trigger,
                                    seconds: Self.seconds(context.timeRemaining),
                                    wallDeadline: Int(context.wallDeadline.timeIntervalSince1970))
-        request.previous = program == .command ? context.previousSnapshotPath : nil
         request.pushData = context.pushData
         request.snapshot = snapshot
         request.failureAlert = alert
@@ -110,7 +109,10 @@ public struct RunasExecHandler: FetchHandler {
             }
         case .noData: context.complete(.noData())
         case .failed: context.complete(.failed(reason: reply.reason ?? "failed"))
-        case .expired: context.complete(.failed(reason: "fetchd-runas stopped it at its deadline"))
+        case .expired:
+            // The deadlines are the same: fetchd's own expires the fetch (an expired result, not
+            // a failure), a moment before or after this answer.
+            break
         case .refused: context.complete(.failed(reason: "fetchd-runas refused to run it: \(reply.reason ?? "no reason given")"))
         }
     }

@@ -32,11 +32,10 @@ public struct RunasRequest: Codable, Sendable, Equatable {
     public var seconds: Double
     /// The deadline as Unix time (`FETCHD_DEADLINE`).
     public var wallDeadline: Int
-    /// The latest snapshot's path (`FETCHD_PREVIOUS`), when there is one.
-    public var previous: String?
     /// A push wake's JSON data (`FETCHD_PUSH_DATA`).
     public var pushData: String?
-    /// For `on_complete`: the published file, in the handler's cache folder.
+    /// For `on_complete`: the published file, which fetchd-runas holds to the handler's newest
+    /// (`FETCHD_PREVIOUS` is never taken from fetchd: fetchd-runas copies the newest itself).
     public var snapshot: String?
     /// For `on_failure`: which alert (`FETCHD_ALERT`).
     public var alert: FailureAlert.Event?
@@ -55,7 +54,7 @@ public struct RunasRequest: Codable, Sendable, Equatable {
     public static let maxBytes = 64 * 1024
     /// Every field a request may have.
     public static let fields: Set<String> = ["version", "handler", "program", "trigger", "seconds", "wallDeadline",
-                                             "previous", "pushData", "snapshot",
+                                             "pushData", "snapshot",
                                              "alert", "result", "reason", "failures", "lastSuccess"]
 
     /// Creates a request.
