@@ -43,6 +43,18 @@ struct PowerSaverTests {
         #expect(report.detail == Self.powerSaverWords + " (fetchctl fetch still runs it)")
     }
 
+    /// A partial transfer whose retry time has come resumes at a wake whatever its min_interval;
+    /// power-saver defers that resume, and its status says so in the same words.
+    @Test func aResumingTransferOnRequestOnlyIsHeldAndSaysWhy() {
+        var input = EligibilityInput(now: now, handlers: [handler("iso", every: nil)], heartbeatSeconds: 3600)
+        input.transferResumes = ["iso": now.addingTimeInterval(-1)]
+        input.powerSaver = true
+        let eligibility = Eligibility(input)
+        #expect(eligibility.ready.isEmpty && eligibility.deferred.map(\.reason) == [Self.powerSaverWords])
+        let row = eligibility.row(of: input.handlers[0])
+        #expect(row.holds.contains(.powerSaver) && row.waitingFor == Self.powerSaverWords, "\(row.holds)")
+    }
+
     @Test func aDeferredHandlerAsksForNoWakeItsProfileChangeWakesIt() {
         var input = EligibilityInput(now: now, handlers: [handler("feed")], heartbeatSeconds: 3600)
         input.powerSaver = true

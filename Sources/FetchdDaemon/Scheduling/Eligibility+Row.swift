@@ -116,9 +116,10 @@ extension Eligibility {
                window.opens <= dueBy, window.closes > dueBy {
                 holds.append(.sharedWake(until: window.closes))
             }
-            // Only for scheduled handlers: one run on request alone waits for nothing.
-            holds += Self.waits(of: handler, in: input)
         }
+        // For scheduled handlers and resuming transfers, which the wake defers alike; one run on
+        // request alone waits for nothing.
+        if scheduledHandler || input.transferResumes[name] != nil { holds += Self.waits(of: handler, in: input) }
         if let push, push.dueAt > dueBy { holds.append(.pushLimit(until: push.dueAt)) }
         if let resume = input.transferResumes[name], resume > dueBy { holds.append(.transferRetry(until: resume)) }
         return Row(scheduledAt: scheduled, nextEligibleAt: next, plan: plan, holds: holds)
