@@ -18,9 +18,9 @@ import Glibc
 /// `max_bytes` is refused before anything is copied (a sparse file of terabytes costs its user
 /// nothing; fetchd writing it out as root would fill the disk past the user's quota). The user's
 /// name for it is removed.
-enum UserOutput {
+public enum UserOutput {
     /// What `take` did.
-    enum Taken: Equatable {
+    public enum Taken: Equatable {
         /// The program wrote nothing there.
         case nothing
         /// Copied to the output path; the copy's SHA-256 (lower-case hex) and size.
@@ -68,7 +68,7 @@ enum UserOutput {
     }
 
     /// Copies the first `bytes` bytes of `source` to a new file at `output`, hashing them.
-    static func copy(_ source: Int32, bytes: Int, to output: String) -> Taken {
+    public static func copy(_ source: Int32, bytes: Int, to output: String) -> Taken {
         let target = open(output, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard target >= 0 else {
             return .refused("cannot create \(output) for the snapshot: \(String(cString: strerror(errno)))")

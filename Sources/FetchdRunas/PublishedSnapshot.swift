@@ -1,4 +1,5 @@
 import FetchdCore
+import FetchdHandlers
 
 #if canImport(Glibc)
 import Glibc
@@ -66,20 +67,7 @@ struct PublishedSnapshot {
     /// at most `maxBytes`; false when it is larger or cannot be copied (the program then gets
     /// no `FETCHD_PREVIOUS`).
     func copy(to copy: String, maxBytes: Int) -> Bool {
-        guard bytes <= maxBytes else { return false }
-        let target = Glibc.open(copy, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        guard target >= 0 else { return false }
-        defer { close(target) }
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        var left = bytes
-        while left > 0 {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, min($0.count, left)) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { break }
-            let written = buffer.withUnsafeBytes { write(target, $0.baseAddress, count) }
-            guard written == count else { unlink(copy); return false }
-            left -= count
-        }
+        guard bytes <= maxBytes, case .copied = UserOutput.copy(descriptor, bytes: bytes, to: copy) else { return false }
         return true
     }
 }
