@@ -161,10 +161,11 @@ test-tsan: test-deps
 # The HTTP wake benchmark: fetchd against `curl --parallel` on N files served by nginx on
 # loopback (see bench/http_bench.py). BENCH_ARGS="-n 1000 --repeat 3" for a shorter run;
 # BENCH_DIR=/dev/shm measures on tmpfs, without the disk's cost of creating files. It also
-# compiles and runs bench/snapshot_floor.c (the file-system calls of a fetch alone; gcc).
+# compiles and runs bench/snapshot_floor.c (the file-system calls and result row of a fetch
+# alone; gcc, libsqlite3).
 BENCH_ARGS ?=
 bench-http: deps
-	@$(MAKE) --no-print-directory install-packages PACKAGES="nginx-light curl gcc libc6-dev"
+	@$(MAKE) --no-print-directory install-packages PACKAGES="nginx-light curl gcc libc6-dev libsqlite3-dev"
 	$(RELEASE_BUILD) --product fetchd
 	python3 bench/http_bench.py --bin-dir $$($(RELEASE_BUILD) --show-bin-path) \
 		--json bench/results/http-$$(date +%Y%m%d).json $(BENCH_ARGS)
@@ -193,7 +194,7 @@ bench-dbus: deps
 # .build-compare, the new build from this tree. BENCH_DIR=/dev/shm for the figures quoted.
 bench-compare: deps
 	@test -n "$(OLD)" || { echo "make bench-compare OLD=<commit>: name the build to compare with" >&2; exit 2; }
-	@$(MAKE) --no-print-directory install-packages PACKAGES="nginx-light curl gcc libc6-dev"
+	@$(MAKE) --no-print-directory install-packages PACKAGES="nginx-light curl gcc libc6-dev libsqlite3-dev"
 	$(RELEASE_BUILD) --product fetchd
 	rm -rf .build-compare && git worktree prune && git worktree add --detach .build-compare $(OLD)
 	cd .build-compare && $(RELEASE_BUILD) --product fetchd

@@ -2,6 +2,10 @@
 #ifndef FETCHD_CPOSIX_SHIM_H
 #define FETCHD_CPOSIX_SHIM_H
 
+// The umbrella header of the module (SwiftPM's generated module map names it): what it does not
+// include, Swift does not see.
+#include "fetchd_commit.h"
+
 /// syncfs(2): flushes the whole file system holding `fd`. Returns 0, or -1 with errno set.
 int fetchd_syncfs(int fd);
 
