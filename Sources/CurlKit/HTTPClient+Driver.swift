@@ -22,14 +22,13 @@ extension HTTPClient {
             let id: Int
             let easy: CurlEasy
             let request: HTTPRequest
-            let continuation: CheckedContinuation<Result<HTTPResponse, HTTPFailure>, Never>
+            let reply: Reply
 
-            init(id: Int, easy: CurlEasy, request: HTTPRequest,
-                 continuation: CheckedContinuation<Result<HTTPResponse, HTTPFailure>, Never>) {
+            init(id: Int, easy: CurlEasy, request: HTTPRequest, reply: @escaping Reply) {
                 self.id = id
                 self.easy = easy
                 self.request = request
-                self.continuation = continuation
+                self.reply = reply
             }
         }
 
@@ -46,7 +45,7 @@ extension HTTPClient {
                         inbox.submitted = []
                         inbox.cancelled = []
                         inbox.limits = nil
-                        inbox.wakePending = false  // what is posted from now on needs a new wakeup
+                        inbox.wakePending = true  // awake: it reads the inbox again before it sleeps
                     }
                     return (inbox.submitted, inbox.cancelled, inbox.limits, inbox.stopping)
                 }
@@ -71,8 +70,41 @@ extension HTTPClient {
                 // a backstop while transfers run. With none, nothing can happen until new work
                 // arrives, which wakes the poll (`curl_multi_wakeup`): an idle daemon's driver
                 // thread sleeps until then instead of waking every second.
-                multi.poll(timeoutMilliseconds: active.isEmpty ? Self.idlePollMilliseconds : 1000)
+                let nextDeadline = endPastDeadlines()
+                // Asleep only with nothing posted since the inbox was read (work posted while it
+                // was awake, such as the next fetch of a batch started as one ended, sent no wakeup).
+                let sleeps = mailbox.inbox.withLock { inbox in
+                    guard !inbox.hasWork else { return false }
+                    inbox.wakePending = false  // what is posted from now on needs a wakeup
+                    return true
+                }
+                if sleeps { multi.poll(timeoutMilliseconds: pollMilliseconds(until: nextDeadline)) }
             }
+        }
+
+        /// Ends the transfers whose `deadline` has passed (`.timeout`); returns the earliest
+        /// deadline still ahead. A look over the running transfers (a few dozen) per turn of
+        /// the loop: cheaper than a timer per fetch.
+        private func endPastDeadlines() -> ContinuousClock.Instant? {
+            let now = ContinuousClock.now
+            var next: ContinuousClock.Instant?
+            var past: [Active] = []
+            for transfer in active.values {
+                guard let deadline = transfer.request.deadline else { continue }
+                if deadline <= now { past.append(transfer) } else { next = min(next ?? deadline, deadline) }
+            }
+            for transfer in past { end(transfer, with: .failure(.timeout("the deadline passed"))) }
+            return next
+        }
+
+        /// How long the poll may wait: until new work (a wakeup) or libcurl's own timers, and
+        /// no later than `deadline`; with transfers running, at most a second (a backstop).
+        private func pollMilliseconds(until deadline: ContinuousClock.Instant?) -> Int32 {
+            guard !active.isEmpty else { return Self.idlePollMilliseconds }
+            guard let deadline else { return 1000 }
+            // Rounded up: waking a moment early would only turn the loop once more.
+            let microseconds = (deadline - .now) / .microseconds(1)
+            return Int32(max(1, min(1000, (Int(microseconds) + 999) / 1000)))
         }
 
         /// Hands a submission to libcurl, or fails it at once.
@@ -82,7 +114,7 @@ extension HTTPClient {
             let waited = ContinuousClock.now - submission.submittedAt
             if let limit = request.timeoutMilliseconds { request.timeoutMilliseconds = limit - Int(waited / .milliseconds(1)) }
             guard (request.timeoutMilliseconds ?? 1) > 0 else {
-                submission.continuation.resume(returning: .failure(.timeout("the time limit passed before the transfer started")))
+                submission.reply(.failure(.timeout("the time limit passed before the transfer started")))
                 return
             }
             do throws(HTTPFailure) {
@@ -101,9 +133,9 @@ extension HTTPClient {
                     throw .other(code: Int(code.rawValue), message: String(cString: curl_multi_strerror(code)))
                 }
                 active[easy.handle] = Active(id: submission.id, easy: easy, request: request,
-                                             continuation: submission.continuation)
+                                             reply: submission.reply)
             } catch {
-                submission.continuation.resume(returning: .failure(error))
+                submission.reply(.failure(error))
             }
         }
 
@@ -113,7 +145,7 @@ extension HTTPClient {
             transfer.easy.abandon()
             active[transfer.easy.handle] = nil
             recycle(transfer.easy, after: transfer.request)
-            transfer.continuation.resume(returning: result)
+            transfer.reply(result)
         }
 
         /// Whether `request` may run on a used handle, and its handle be used again.

@@ -37,10 +37,15 @@ public final class HTTPClient: Sendable {
         var cancelled: Set<Int> = []
         var limits: Limits?
         var stopping = false
-        /// A wakeup was sent that the driver has not yet answered by reading the inbox. Later
-        /// posts need none: a wave of a thousand submissions costs one `curl_multi_wakeup` (a
-        /// write to libcurl's socket pair, and a poll return), not a thousand.
+        /// The driver will read the inbox again before it sleeps: it is awake, or a wakeup was
+        /// sent that it has not yet answered. Posts meanwhile need no wakeup: a wave of a
+        /// thousand submissions costs one `curl_multi_wakeup` (a write to libcurl's socket
+        /// pair, and a poll return), not a thousand, and the transfers a batch starts from the
+        /// driver thread itself (as others end) cost none.
         var wakePending = false
+
+        /// Whether the driver has something to read.
+        var hasWork: Bool { !submitted.isEmpty || !cancelled.isEmpty || limits != nil || stopping }
 
         /// Marks a wakeup as sent; true when the caller must send it.
         mutating func needsWakeup() -> Bool {
@@ -49,12 +54,16 @@ public final class HTTPClient: Sendable {
         }
     }
 
+    /// How a transfer's end reaches its caller: called once, on the driver thread (or on the
+    /// caller's, when the transfer is refused before it is submitted). It must not block.
+    public typealias Reply = @Sendable (Result<HTTPResponse, HTTPFailure>) -> Void
+
     /// One request waiting to be started by the driver.
     struct Submission {
         let id: Int
         let request: HTTPRequest
         let submittedAt: ContinuousClock.Instant
-        let continuation: CheckedContinuation<Result<HTTPResponse, HTTPFailure>, Never>
+        let reply: Reply
     }
 
     /// The lock-guarded inbox, shared by callers and the driver thread.
@@ -108,29 +117,15 @@ public final class HTTPClient: Sendable {
     /// Performs `request`, writing the body to `request.outputPath`. Cancelling the calling task
     /// ends the transfer at once with `.cancelled`; so does `stopper.stop()`, from any thread.
     public func fetch(_ request: HTTPRequest, stopper: Stopper? = nil) async throws(HTTPFailure) -> HTTPResponse {
-        guard let multi else { throw setupFailure ?? .cancelled }
-        // Opened here and closed when the driver is done with it: the driver writes to it only
-        // between `start` and the resumption of this fetch's continuation.
-        var request = request
-        request.outputDescriptor = try CurlEasy.openOutput(of: request)
-        defer { close(request.outputDescriptor) }
         let id = nextID.add(1, ordering: .relaxed).newValue
-        let submittedAt = ContinuousClock.now
         let result: Result<HTTPResponse, HTTPFailure> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 // Task.isCancelled under the lock: the flag is set before onCancel runs, so if it
                 // is still clear here, onCancel's insert comes after this submission and the
                 // driver sees both. (The inserted id alone could be drained before we get here.)
-                let submit = {
-                    self.mailbox.inbox.withLock { inbox -> (HTTPFailure?, Bool) in
-                        if inbox.stopping || Task.isCancelled { return (.cancelled, false) }
-                        inbox.submitted.append(Submission(id: id, request: request, submittedAt: submittedAt,
-                                                          continuation: continuation))
-                        return (nil, inbox.needsWakeup())
-                    }
+                submit(request, id: id, stopper: stopper, refusedWhenCancelled: true) {
+                    continuation.resume(returning: $0)
                 }
-                let (refused, wake) = stopper.map { $0.attach(client: self, id: id, submit) ?? (.cancelled, false) } ?? submit()
-                if let refused { continuation.resume(returning: .failure(refused)) } else if wake { multi.wakeup() }
             }
         } onCancel: {
             cancel(id: id)
@@ -138,8 +133,48 @@ public final class HTTPClient: Sendable {
         return try result.get()
     }
 
-    /// Asks the driver to end transfer `id` (ignored when it has already ended).
-    func cancel(id: Int) {
+    /// Starts `request` without a task to wait in: `reply` gets its end, once, on the driver
+    /// thread (at once, on this thread, when it cannot start). Returns the transfer's id, for
+    /// `cancel(id:)`. A wake's batch of fetches runs this way: no task, no continuation, no
+    /// executor hop per fetch.
+    @discardableResult
+    public func start(_ request: HTTPRequest, reply: @escaping Reply) -> Int {
+        let id = nextID.add(1, ordering: .relaxed).newValue
+        submit(request, id: id, stopper: nil, refusedWhenCancelled: false, reply: reply)
+        return id
+    }
+
+    /// Opens the output file and posts the request to the driver, which closes the file once
+    /// the transfer has ended (the driver writes to it only until then). With
+    /// `refusedWhenCancelled`, a cancelled calling task is refused (looked at under the inbox's lock).
+    private func submit(_ request: HTTPRequest, id: Int, stopper: Stopper?, refusedWhenCancelled: Bool,
+                        reply: @escaping Reply) {
+        guard let multi else { return reply(.failure(setupFailure ?? .cancelled)) }
+        var request = request
+        do throws(HTTPFailure) {
+            request.outputDescriptor = try CurlEasy.openOutput(of: request)
+        } catch {
+            return reply(.failure(error))
+        }
+        let descriptor = request.outputDescriptor
+        let closing: Reply = { result in
+            close(descriptor)
+            reply(result)
+        }
+        let post = {
+            self.mailbox.inbox.withLock { inbox -> (HTTPFailure?, Bool) in
+                if inbox.stopping || (refusedWhenCancelled && Task.isCancelled) { return (.cancelled, false) }
+                inbox.submitted.append(Submission(id: id, request: request, submittedAt: .now, reply: closing))
+                return (nil, inbox.needsWakeup())
+            }
+        }
+        let (refused, wake) = stopper.map { $0.attach(client: self, id: id, post) ?? (.cancelled, false) } ?? post()
+        if let refused { closing(.failure(refused)) } else if wake { multi.wakeup() }
+    }
+
+    /// Asks the driver to end transfer `id` (ignored when it has already ended): it ends with
+    /// `.cancelled`.
+    public func cancel(id: Int) {
         let wake = mailbox.inbox.withLock { inbox in
             inbox.cancelled.insert(id)
             return inbox.needsWakeup()

@@ -12,6 +12,11 @@ public struct HTTPRequest: Sendable {
     /// The whole transfer's time limit, in milliseconds (the handler's remaining deadline);
     /// nil: no limit (background transfers, which end only when stalled).
     public var timeoutMilliseconds: Int?
+    /// When the transfer ends, on the monotonic clock, with `.timeout` (the driver watches it;
+    /// nil: only `timeoutMilliseconds`). A fetch's deadline, kept to the millisecond: libcurl's
+    /// own limit counts from the moment it starts the transfer, which for a second transfer to
+    /// a busy host came 200 ms after it was added.
+    public var deadline: ContinuousClock.Instant?
     /// The largest decoded body accepted, in bytes; the transfer stops as soon as it is exceeded.
     public var maxBytes: Int
     /// Whether `file://` URLs may be read (never on redirects).

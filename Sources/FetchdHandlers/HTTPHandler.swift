@@ -49,22 +49,9 @@ public struct HTTPHandler: FetchHandler {
 
     /// Performs one GET and completes `context`.
     public func performFetch(context: FetchContext) async {
-        var request = HTTPRequest(
-            url: url, outputPath: context.outputPath, userAgent: userAgent,
-            timeoutMilliseconds: Int(context.timeRemaining / .milliseconds(1)) + backstopMilliseconds,
-            maxBytes: maxBytes)
-        request.allowFileURLs = allowFileURLs
-        request.headers = headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
-        request.acceptEncoding = acceptEncoding
-        request.proxy = proxy
-        request.caFile = caFile
-        request.globalAddressesOnly = globalAddressesOnly
-        request.hashBody = true
-        // Conditional only when there is content to keep: a 304 without a snapshot would leave none.
-        if context.previousSnapshotPath != nil {
-            request.ifNoneMatch = context.previousValidators?.etag
-            request.ifModifiedSince = context.previousValidators?.lastModified
-        }
+        let request = request(outputPath: context.outputPath,
+                              timeoutMilliseconds: Int(context.timeRemaining / .milliseconds(1)) + backstopMilliseconds,
+                              validators: context.previousSnapshotPath == nil ? nil : context.previousValidators)
         // At the deadline the runner expires the context, which ends the transfer (before or
         // after it is submitted); the handler then returns at once with nothing to report.
         let stopper = HTTPClient.Stopper()
@@ -72,34 +59,61 @@ public struct HTTPHandler: FetchHandler {
         do {
             let response = try await client.fetch(request, stopper: stopper)
             guard !context.isExpired else { return }
-            // Sized for the snapshot's details, twelve at most (status, two URLs, version, five
-            // phases here; two validators and a server hint added when settled): growing the
-            // dictionary entry by entry rehashed it three times, and more room than that stays in
-            // every handler's cached metadata (SnapshotStore's latest; 16 here kept 11 MB more in
-            // a wake of 10,000).
-            var details: [String: String] = Dictionary(minimumCapacity: 12)
-            details["status"] = String(response.status)
-            details["request_url"] = url
-            details["final_url"] = response.effectiveURL
-            if let version = response.httpVersion { details["http_version"] = version }
-            for (phase, milliseconds) in response.timings { details["\(phase)_ms"] = String(milliseconds) }
-            context.reportServerAnswer(ServerAnswer(status: response.status, headers: response.headers))
-            switch response.status {
-            case 200..<300:
-                if let digest = response.bodySHA256 {
-                    context.reportContentDigest(.init(sha256: HexText.lowercase(digest), bytes: response.bodyBytes))
-                }
-                context.complete(.newData(contentType: response.contentType, details: details))
-            case 304:
-                context.complete(.noData(details: details))
-            default:
-                context.complete(.failed(reason: "HTTP \(response.status)", details: details))
-            }
+            let answer = self.answer(to: response)
+            context.reportServerAnswer(answer.server)
+            if let digest = answer.digest { context.reportContentDigest(digest) }
+            context.complete(answer.completion)
         } catch {
             guard !context.isExpired else { return }  // stopped at the deadline: already settled
             // Stopped from outside (shutdown): the runner settles the fetch as interrupted.
             if error == .cancelled && Task.isCancelled { return }
             context.complete(.failed(reason: error.description))
+        }
+    }
+
+    /// The GET of one fetch, writing to `outputPath` within `timeoutMilliseconds`. The
+    /// `validators` make it conditional: pass them only when there is content to keep (a 304
+    /// without a snapshot would leave none).
+    public func request(outputPath: String, timeoutMilliseconds: Int, validators: HTTPValidators?) -> HTTPRequest {
+        var request = HTTPRequest(url: url, outputPath: outputPath, userAgent: userAgent,
+                                  timeoutMilliseconds: timeoutMilliseconds, maxBytes: maxBytes)
+        request.allowFileURLs = allowFileURLs
+        request.headers = headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+        request.acceptEncoding = acceptEncoding
+        request.proxy = proxy
+        request.caFile = caFile
+        request.globalAddressesOnly = globalAddressesOnly
+        request.hashBody = true
+        request.ifNoneMatch = validators?.etag
+        request.ifModifiedSince = validators?.lastModified
+        return request
+    }
+
+    /// What a response comes to: 2xx `newData` (with the digest of the body as written), 304
+    /// `noData`, any other status `failed`; each with the details a snapshot keeps and what the
+    /// server said beside the content.
+    public func answer(to response: HTTPResponse) -> (completion: HandlerCompletion, server: ServerAnswer,
+                                                       digest: FetchContext.ContentDigest?) {
+        // Sized for the snapshot's details, twelve at most (status, two URLs, version, five
+        // phases here; two validators and a server hint added when settled): growing the
+        // dictionary entry by entry rehashed it three times, and more room than that stays in
+        // every handler's cached metadata (SnapshotStore's latest; 16 here kept 11 MB more in
+        // a wake of 10,000).
+        var details: [String: String] = Dictionary(minimumCapacity: 12)
+        details["status"] = String(response.status)
+        details["request_url"] = url
+        details["final_url"] = response.effectiveURL
+        if let version = response.httpVersion { details["http_version"] = version }
+        for (phase, milliseconds) in response.timings { details["\(phase)_ms"] = String(milliseconds) }
+        let server = ServerAnswer(status: response.status, headers: response.headers)
+        switch response.status {
+        case 200..<300:
+            let digest = response.bodySHA256.map { FetchContext.ContentDigest(sha256: HexText.lowercase($0), bytes: response.bodyBytes) }
+            return (.newData(contentType: response.contentType, details: details), server, digest)
+        case 304:
+            return (.noData(details: details), server, nil)
+        default:
+            return (.failed(reason: "HTTP \(response.status)", details: details), server, nil)
         }
     }
 }

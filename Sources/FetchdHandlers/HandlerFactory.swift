@@ -69,6 +69,13 @@ public enum HandlerFactory {
         return handler
     }
 
+    /// The http handler of `config`, running on `client`; nil for another kind. A wake's batch
+    /// builds its requests and reads its responses with it, without running it.
+    public static func makeHTTP(_ config: HandlerConfig, client: HTTPClient) -> HTTPHandler? {
+        guard case .http(let request) = config.options else { return nil }
+        return makeHTTP(request, maxBytes: config.maxBytes, client: client)
+    }
+
     private static func makeHTTP(_ request: HTTPOptions, maxBytes: Int, client: HTTPClient) -> HTTPHandler {
         var handler = HTTPHandler(url: request.url, maxBytes: maxBytes, allowFileURLs: request.allowFileURLs, client: client)
         if let userAgent = request.userAgent { handler.userAgent = userAgent }

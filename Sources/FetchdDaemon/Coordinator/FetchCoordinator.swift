@@ -60,42 +60,53 @@ public actor FetchCoordinator {
     /// Returns the records of the fetches it ran.
     @discardableResult
     public func runDue(trigger: FetchTrigger = .timer, now: Date = Date()) async -> [CompletedFetch] {
-        await runWake(trigger: trigger, now: now, into: []) { $0.append($1) }
+        await runWake(trigger: trigger, now: now, into: [])
     }
 
     /// `runDue`, counting the fetches' results instead of keeping their records: the
     /// wake clock's and `fetchd --once`'s wakes.
     @discardableResult
     public func runDueCounting(trigger: FetchTrigger = .timer, now: Date = Date()) async -> WakeTally {
-        await runWake(trigger: trigger, now: now, into: WakeTally()) { $0.add($1) }
+        await runWake(trigger: trigger, now: now, into: WakeTally())
     }
 
-    private func runWake<Result: Sendable>(trigger: FetchTrigger, now: Date, into result: Result,
-                                           _ add: @Sendable (inout Result, CompletedFetch) -> Void) async -> Result {
+    /// A wake's http fetches run as one batch (`HTTPBatch`: no task per fetch); its programs,
+    /// pushes and transfers each in a task of a bounded window (`WakeQueue`), beside it.
+    private func runWake<Records: WakeRecords>(trigger: FetchTrigger, now: Date, into result: Records) async -> Records {
         // Chosen in a synchronous step of its own: a local lives to the end of its scope, and
         // this scope ends with the wake, so the lists the choice goes through would stay all
         // wake long.
         guard let wake = takeDue(now: now) else { return result }
+        let handlers = wake.handlers
+        let batch = wake.batch.isEmpty ? nil : HTTPBatch(
+            handlers: handlers, states: wake.states, fetches: wake.batch, trigger: trigger, pipeline: pipeline,
+            window: 2 * config.daemon.httpMaxTransfers)
         // A bounded window of tasks, not one per due handler: ten thousand due handlers would
         // otherwise hold ten thousand suspended tasks.
         let window = 2 * (config.daemon.maxConcurrent + config.daemon.httpMaxTransfers)
-        let handlers = wake.handlers
-        return await WakeQueue.run(wake.queue, width: window, into: result, add) { index in
+        async let others = WakeQueue.run(wake.queue, width: window, into: Records(), { $0.add($1) }) { index in
             let handler = handlers[index]
             // A scheduled fetch of a handler planned from its usage ran for a predicted use.
             let cause = trigger == .timer && handler.learnsUsage ? FetchTrigger.usage : trigger
             return await self.fetch(handler, trigger: cause, state: .read(wake.states[handler.name]),
                                     deferred: wake.pushes[handler.name]).record
         }
+        var records = result
+        if let batch {
+            records = await batch.run(into: records) { finished in await self.finishBatch(finished) }
+        }
+        records.merge(await others)
+        return records
     }
 
-    /// The handlers a wake at `now` runs, each taken by the wake: `queue` holds their places in
-    /// `handlers` (the configuration the wake chose from, kept by it through a reload) in the
-    /// order it starts them. Places, not copies: in a wake of 10,000 each list of copies of
-    /// their configurations was 6 MB, and the choice went through four of them at once.
+    /// The handlers a wake at `now` runs, each taken by the wake: `batch` its http fetches,
+    /// marked running at once (`HTTPBatch`), `queue` the places in `handlers` of the rest (the
+    /// configuration the wake chose from, kept by it through a reload), in the order it starts
+    /// them. Places, not copies: in a wake of 10,000 each list of copies of their
+    /// configurations was 6 MB, and the choice went through four of them at once.
     /// Nil when none is due.
-    private func takeDue(now: Date) -> (handlers: [HandlerConfig], queue: [Int], states: [String: HandlerState],
-                                        pushes: [String: PendingPush])? {
+    private func takeDue(now: Date) -> (handlers: [HandlerConfig], batch: [HTTPBatch.Fetch], queue: [Int],
+                                        states: [String: HandlerState], pushes: [String: PendingPush])? {
         let eligibility = eligibility(now: now)
         let handlers = eligibility.input.handlers
         conditionWaits.note(eligibility, logger: logger)
@@ -108,13 +119,34 @@ public actor FetchCoordinator {
         }
         guard !due.isEmpty else { return nil }
         logger.debug("wake: \(due.count) handler(s) due: \(due.map { handlers[$0].name }.joined(separator: ", "))")
-        // Each one is handed to `fetch`, which frees it, even at shutdown (the wake's window
-        // drains the queue): none stays taken, and a later wake's taking of it is never undone.
-        for index in due { runtime[handlers[index].name, default: HandlerRuntime()].takenByWake = true }
         // Hosts interleaved, so the window never fills with the fetches of one host waiting for
-        // that host's slots.
-        let queue = WakeQueue.interleavedByHost(due, key: { self.pipeline.slot(for: handlers[$0]).1 })
-        return (handlers, queue, eligibility.input.states, pushes)
+        // that host's slots. Each URL's key is worked out here, once.
+        let keyed = due.map { (place: $0, key: pipeline.slot(for: handlers[$0]).1) }
+        var batch: [HTTPBatch.Fetch] = []
+        var queue: [Int] = []
+        for item in WakeQueue.interleavedByHost(keyed, key: \.key) {
+            let name = handlers[item.place].name
+            if handlers[item.place].request != nil && pushes[name] == nil {
+                // Running from now on: a fetch asked for meanwhile joins it, as it would a task's.
+                runtime[name, default: HandlerRuntime()].waiters = []
+                batch.append(HTTPBatch.Fetch(place: item.place, key: item.key))
+            } else {
+                // Each one is handed to `fetch`, which frees it, even at shutdown (the wake's
+                // window drains the queue): none stays taken, and a later wake's taking of it is
+                // never undone.
+                runtime[name, default: HandlerRuntime()].takenByWake = true
+                queue.append(item.place)
+            }
+        }
+        return (handlers, batch, queue, eligibility.input.states, pushes)
+    }
+
+    /// What the records of a wake's batch change here, as each fetch's own end does (`finished`).
+    private func finishBatch(_ records: [(HandlerConfig, CompletedFetch)]) {
+        for (handler, record) in records {
+            logAndNote(record, of: handler)
+            finished(handler.name, record: record)
+        }
     }
 
     /// Runs `name` now, or joins its fetch if one is running; nil when no such handler is loaded.
@@ -159,32 +191,47 @@ public actor FetchCoordinator {
             // A fetch stopped by shutdown did not deliver the push: it stays for the next start.
             if !Task.isCancelled { pushes.finish(deferred) }
         }
+        finished(name, record: record)
+        return (record, false)
+    }
+
+    /// `name`'s fetch has ended with `record`: it no longer runs, and those who joined it get it.
+    private func finished(_ name: String, record: CompletedFetch) {
         let waiters = runtime[name]?.waiters ?? []
         runtime[name]?.waiters = nil
         runtime[name]?.finishedAt = .now
         waiters.forEach { $0.resume(returning: record) }
-        return (record, false)
     }
 
     /// One fetch of `handler` in the pipeline, then what it changes here: the plan, and for a
     /// transfer paused by its conditions, why it waits.
     private func execute(_ handler: HandlerConfig, trigger: FetchTrigger, state: Lookup<HandlerState>,
                          pushData: String?) async -> CompletedFetch {
-        let record: CompletedFetch
         if let download = handler.transfer {
             let run = await pipeline.transfer(handler, download, trigger: trigger, daemon: config.daemon)
             if let reason = run.pausedBecause { conditionWaits.paused(handler.name, because: reason) }
-            record = run.record
             // A pause records nothing: it neither fails nor recovers.
-            if run.pausedBecause == nil { pipeline.alerts.note(record, of: handler, daemon: config.daemon) }
-        } else {
-            record = await pipeline.fetch(handler, trigger: trigger, state: state, pushData: pushData, daemon: config.daemon)
-            pipeline.log(record, snapshot: record.version == nil ? nil : snapshots.latestContentPath(of: handler.name))
-            pipeline.alerts.note(record, of: handler, daemon: config.daemon)
+            if run.pausedBecause == nil { pipeline.alerts.note(run.record, of: handler, daemon: config.daemon) }
+            noted(run.record, of: handler)
+            return run.record
         }
+        let record = await pipeline.fetch(handler, trigger: trigger, state: state, pushData: pushData, daemon: config.daemon)
+        logAndNote(record, of: handler)
+        return record
+    }
+
+    /// A fetch's durable record, journaled and noted.
+    private func logAndNote(_ record: CompletedFetch, of handler: HandlerConfig) {
+        pipeline.log(record, snapshot: record.version == nil ? nil : snapshots.latestContentPath(of: handler.name))
+        pipeline.alerts.note(record, of: handler, daemon: config.daemon)
+        noted(record, of: handler)
+    }
+
+    /// What a fetch's end changes here besides its runtime: the plan, the observer, the
+    /// snapshots of a handler unregistered meanwhile.
+    private func noted(_ record: CompletedFetch, of handler: HandlerConfig) {
         plans.forget(handler.name)  // the budget and the content's age changed: plan again
         completionObserver?.fetchCompleted(record, of: handler)
         removeSnapshotsIfUnregistered(handler)
-        return record
     }
 }

@@ -5,11 +5,13 @@ import Synchronization
 /// (the host of an http handler), so one slow host cannot take every slot while fetches of other
 /// hosts wait. Waiters of one key are served in FIFO order; keys take turns.
 /// A waiter whose task is cancelled (shutdown) stops waiting and is not granted a slot.
+/// Waiters are tasks (`acquire(key:) async`) or callbacks (`acquire(key:granted:)`, a wake's
+/// batch of http fetches, which has no task per fetch); both queue in the same turns.
 ///
 /// A `Mutex` rather than an actor, because the cancellation handler runs synchronously and
 /// must remove its waiter at once.
 final class ConcurrencyLimiter: Sendable {
-    private typealias Waiter = (id: Int, continuation: CheckedContinuation<Bool, Never>)
+    private typealias Waiter = (id: Int, grant: @Sendable (Bool) -> Void)
 
     private struct State {
         var limit: Int
@@ -34,9 +36,21 @@ final class ConcurrencyLimiter: Sendable {
             if !key.isEmpty { runningByKey[key, default: 0] += 1 }
         }
 
+        /// Takes waiter `id` out of its key's queue; nil when it is not queued.
+        mutating func remove(_ id: Int) -> Waiter? {
+            guard let key = keyOfWaiter.removeValue(forKey: id),
+                  let index = waiting[key]?.firstIndex(where: { $0.id == id }) else { return nil }
+            let waiter = waiting[key]?.remove(at: index)
+            if waiting[key]?.isEmpty == true {
+                waiting[key] = nil
+                turns.removeAll { $0 == key }
+            }
+            return waiter
+        }
+
         /// Grants slots to waiters while there is room, keys taking turns.
-        mutating func grant() -> [CheckedContinuation<Bool, Never>] {
-            var granted: [CheckedContinuation<Bool, Never>] = []
+        mutating func grant() -> [@Sendable (Bool) -> Void] {
+            var granted: [@Sendable (Bool) -> Void] = []
             var skipped = 0
             while running < limit, skipped < turns.count {
                 let key = turns.removeFirst()
@@ -50,7 +64,7 @@ final class ConcurrencyLimiter: Sendable {
                 skipped = 0
                 take(key)
                 keyOfWaiter[waiter.id] = nil
-                granted.append(waiter.continuation)
+                granted.append(waiter.grant)
                 if waiting[key]?.isEmpty == true { waiting[key] = nil } else { turns.append(key) }
             }
             return granted
@@ -73,7 +87,7 @@ final class ConcurrencyLimiter: Sendable {
             state.perKeyLimit = max(1, perKeyLimit)
             return state.grant()
         }
-        granted.forEach { $0.resume(returning: true) }
+        granted.forEach { $0(true) }
     }
 
     /// Waits for a slot for `key`. Returns false when cancelled while waiting (no slot is held then).
@@ -100,29 +114,46 @@ final class ConcurrencyLimiter: Sendable {
                         return true
                     }
                     if state.waiting[key] == nil { state.turns.append(key) }
-                    state.waiting[key, default: []].append((id, continuation))
+                    state.waiting[key, default: []].append((id, { continuation.resume(returning: $0) }))
                     state.keyOfWaiter[id] = key
                     return nil
                 }
                 if let answer { continuation.resume(returning: answer) }
             }
         } onCancel: {
-            let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
-                guard let key = state.keyOfWaiter.removeValue(forKey: id),
-                      let index = state.waiting[key]?.firstIndex(where: { $0.id == id }) else {
-                    // Not queued yet: tell the queueing code. Already granted: nothing to undo.
-                    if state.notYetQueued.contains(id) { state.cancelledBeforeWaiting.insert(id) }
-                    return nil
-                }
-                let waiter = state.waiting[key]?.remove(at: index)
-                if state.waiting[key]?.isEmpty == true {
-                    state.waiting[key] = nil
-                    state.turns.removeAll { $0 == key }
-                }
-                return waiter?.continuation
+            let waiter = state.withLock { state in
+                // Not queued yet: tell the queueing code. Already granted: nothing to undo.
+                if state.notYetQueued.contains(id) { state.cancelledBeforeWaiting.insert(id) }
+                return state.remove(id)
             }
-            waiter?.resume(returning: false)
+            waiter?.grant(false)
         }
+    }
+
+    /// Takes a slot for `key` and calls `granted` once it has one: at once, on this thread, when
+    /// there is room, else on the thread that frees a slot (so `granted` must not block). Returns
+    /// the waiter's id while it waits (nil: granted at once), for `withdraw(_:)`.
+    @discardableResult
+    func acquire(key: String = "", granted: @escaping @Sendable () -> Void) -> Int? {
+        let id: Int? = state.withLock { state in
+            if state.hasRoom(for: key), state.waiting[key] == nil {
+                state.take(key)
+                return nil
+            }
+            defer { state.nextID += 1 }
+            if state.waiting[key] == nil { state.turns.append(key) }
+            state.waiting[key, default: []].append((state.nextID, { _ in granted() }))
+            state.keyOfWaiter[state.nextID] = key
+            return state.nextID
+        }
+        if id == nil { granted() }
+        return id
+    }
+
+    /// Takes waiter `id` (of `acquire(key:granted:)`) out of the queue: true when it was still
+    /// waiting, and will now never be granted; false when it has been granted already.
+    func withdraw(_ id: Int) -> Bool {
+        state.withLock { $0.remove(id) } != nil
     }
 
     /// Returns the slot taken for `key`, handing it on to a waiter if one may have it.
@@ -135,6 +166,6 @@ final class ConcurrencyLimiter: Sendable {
             }
             return state.grant()
         }
-        granted.forEach { $0.resume(returning: true) }
+        granted.forEach { $0(true) }
     }
 }

@@ -18,7 +18,15 @@ extension FetchPipeline {
     func settle(_ handler: HandlerConfig, outcome: FetchRunner.Outcome, outputPath: String,
                 trigger: FetchTrigger, startedAt: Date, knownDigest: (sha256: String, bytes: Int)? = nil,
                 currentVersion: Lookup<String> = .unread) async -> ResultCommitter.Item {
-        let finishedAt = Date()
+        settleNow(handler, outcome: outcome, outputPath: outputPath, trigger: trigger, startedAt: startedAt,
+                  knownDigest: knownDigest, currentVersion: currentVersion)
+    }
+
+    /// `settle`, on the calling thread: a wake's batch settles on the commit queue.
+    func settleNow(_ handler: HandlerConfig, outcome: FetchRunner.Outcome, outputPath: String,
+                   trigger: FetchTrigger, startedAt: Date, finishedAt: Date = Date(),
+                   knownDigest: (sha256: String, bytes: Int)? = nil,
+                   currentVersion: Lookup<String> = .unread) -> ResultCommitter.Item {
         func item(_ result: FetchResult, notBefore: Date? = nil) -> ResultCommitter.Item {
             Self.item(handler, trigger: trigger, startedAt: startedAt, finishedAt: finishedAt, result: result,
                       notBefore: notBefore)

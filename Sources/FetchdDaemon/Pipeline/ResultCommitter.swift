@@ -26,8 +26,28 @@ final class ResultCommitter: Sendable {
         var snapshot: PendingVersion?
     }
 
+    /// A result waiting for the next batch: made, or to be made on the commit queue (`settle`:
+    /// a batch fetch's outcome, settled there so that no task runs per fetch), and where its
+    /// stored record goes.
+    private struct Entry {
+        enum Source {
+            case made(Item)
+            case settle(@Sendable () -> Item)
+        }
+        var source: Source
+        var reply: @Sendable (CompletedFetch) -> Void
+
+        /// The result, settled here when it was not yet.
+        var item: Item {
+            switch source {
+            case .made(let item): item
+            case .settle(let settle): settle()
+            }
+        }
+    }
+
     private struct Waiting {
-        var items: [(Item, CheckedContinuation<CompletedFetch, Never>)] = []
+        var items: [Entry] = []
         var draining = false
         /// When the last batch was written.
         var lastWritten: ContinuousClock.Instant?
@@ -72,13 +92,26 @@ final class ResultCommitter: Sendable {
     /// that cannot be written turns the result into `failed` (`CompletedFetch.notPublished`).
     func commit(_ item: Item) async -> CompletedFetch {
         await withCheckedContinuation { continuation in
-            let start = waiting.withLock { waiting in
-                waiting.items.append((item, continuation))
-                defer { waiting.draining = true }
-                return !waiting.draining
-            }
-            if start { worker.async { self.drain() } }
+            enqueue(Entry(source: .made(item), reply: { continuation.resume(returning: $0) }))
         }
+    }
+
+    /// Settles a result on the commit queue with `settle`, makes it durable with the rest of
+    /// its batch, and hands the stored record to `reply` there (which must not block). For a
+    /// wake's batch of http fetches, whose transfers end on the driver thread: settling there
+    /// would hold up every other transfer, and a task per fetch to do it costs more than the
+    /// settling itself.
+    func commit(settling settle: @escaping @Sendable () -> Item, reply: @escaping @Sendable (CompletedFetch) -> Void) {
+        enqueue(Entry(source: .settle(settle), reply: reply))
+    }
+
+    private func enqueue(_ entry: Entry) {
+        let start = waiting.withLock { waiting in
+            waiting.items.append(entry)
+            defer { waiting.draining = true }
+            return !waiting.draining
+        }
+        if start { worker.async { self.drain() } }
     }
 
     /// Writes batches until nothing waits.
@@ -99,13 +132,13 @@ final class ResultCommitter: Sendable {
                     return waiting.items
                 }
             }
-            let records = write(batch.map(\.0))
+            let records = write(batch.map(\.item))
             waiting.withLock { waiting in
                 waiting.lastWritten = .now
                 waiting.batches += 1
                 if linger { waiting.lingered += 1 }
             }
-            for (index, (_, continuation)) in batch.enumerated() { continuation.resume(returning: records[index]) }
+            for (index, entry) in batch.enumerated() { entry.reply(records[index]) }
         }
     }
 
