@@ -3,7 +3,7 @@
 
 nginx (Debian's) serves N files of 1 KiB on loopback. fetchd is configured with N http handlers,
 all due at once (a fresh state directory), and runs one wake (`fetchd --once`, which prints the
-wake's wall time, CPU time and peak RSS). curl fetches the same N URLs to files with
+wake's wall time, CPU time, peak RSS and peak anonymous memory). curl fetches the same N URLs to files with
 `--parallel --parallel-max M`, M being fetchd's `http_max_transfers`. Runs alternate and repeat;
 the medians and the ratios fetchd/curl are printed, and written as JSON with --json FILE.
 
@@ -89,12 +89,16 @@ def measure_fetchd(bin_dir, folder, work):
         "--cache-dir", run + "/cache", "--state-dir", run + "/state", "--runtime-dir", run + "/run",
         "--log-level", "warning"])
     process_cpu = child_cpu() - before
-    match = re.search(r"wake: (\d+) fetches \((\d+) new.*?(\d+) failed\) in (\d+) ms, CPU (\d+) ms, peak RSS (\d+) MiB", out)
+    match = re.search(r"wake: (\d+) fetches \((\d+) new.*?(\d+) failed\) in (\d+) ms, CPU (\d+) ms, peak RSS (\d+) MiB"
+                      r"(?:, peak anonymous ([\d.]+) MiB)?", out)
     if code != 0 or not match:
         sys.exit(f"fetchd --once failed ({code}):\n{out}\n{err[-3000:]}")
-    fetches, new, failed, wake_ms, cpu_ms, rss = map(int, match.groups())
+    fetches, new, failed, wake_ms, cpu_ms, rss = map(int, match.groups()[:6])
+    # Builds before the wake's anonymous peak was reported print none (bench-compare's OLD).
+    anonymous = float(match.group(7)) if match.group(7) else None
     threads = re.search(r"^threads: (.*)$", out, re.M)
     return {"wake_wall_s": wake_ms / 1000, "wake_cpu_s": cpu_ms / 1000, "peak_rss_mib": rss,
+            "peak_anonymous_mib": anonymous,
             "threads": threads.group(1) if threads else "",
             "process_wall_s": wall, "process_cpu_s": process_cpu, "fetches": fetches, "new": new}
 
@@ -163,6 +167,8 @@ def main():
                 "fetchd_process_wall_s": med(fetchd, "process_wall_s"),
                 "fetchd_process_cpu_s": med(fetchd, "process_cpu_s"),
                 "fetchd_peak_rss_mib": max(r["peak_rss_mib"] for r in fetchd),
+                # What fetchd itself costs the machine (issue 44): the highest of the runs.
+                "fetchd_peak_anonymous_mib": max((r["peak_anonymous_mib"] or 0) for r in fetchd) or None,
                 "curl_wall_s": med(curl, "wall_s"), "curl_cpu_s": med(curl, "cpu_s"),
                 # CPU by thread of each run (fetchd --once's `threads:` line): the HTTP driver is
                 # one thread, so its time is a floor under the wake's wall time.
@@ -189,7 +195,8 @@ def main():
             print(f"N={n:>6} M={args.m}: wake wall {row['fetchd_wake_wall_s']:.3f} s vs curl {row['curl_wall_s']:.3f} s "
                   f"(ratio {row['wall_ratio']:.2f}); CPU {row['fetchd_wake_cpu_s']:.3f} s vs {row['curl_cpu_s']:.3f} s "
                   f"(ratio {row['cpu_ratio']:.2f}, {1e6 * row['fetchd_wake_cpu_s'] / n:.0f} vs "
-                  f"{1e6 * row['curl_cpu_s'] / n:.0f} us/fetch); peak RSS {row['fetchd_peak_rss_mib']} MiB; "
+                  f"{1e6 * row['curl_cpu_s'] / n:.0f} us/fetch); peak RSS {row['fetchd_peak_rss_mib']} MiB, "
+                  f"anonymous {row['fetchd_peak_anonymous_mib']} MiB; "
                   f"whole process: wall ratio {row['process_wall_ratio']:.2f}, CPU ratio {row['process_cpu_ratio']:.2f}",
                   flush=True)
             median_run = sorted(fetchd, key=lambda r: r["wake_wall_s"])[len(fetchd) // 2]

@@ -65,9 +65,12 @@ public struct Daemon {
     public func runOnce() async throws -> WakeReport {
         let coordinator = try openCoordinator()
         let before = WakeReport.Usage.atStart()
+        let memory = AnonymousMemoryPeak()
         let tally = await coordinator.runDueCounting(trigger: .timer)
         await coordinator.alertsSettled()
+        let peakAnonymousKiB = memory.stop()
         var report = WakeReport(tally: tally, before: before, after: .atEnd())
+        report.peakAnonymousKiB = peakAnonymousKiB
         // No later batch will carry results the database refused: one more try, or say so.
         report.unrecorded = await coordinator.flushUnrecorded()
         close(coordinator.state)

@@ -80,7 +80,7 @@ public actor FetchCoordinator {
         let handlers = wake.handlers
         let batch = wake.batch.isEmpty ? nil : HTTPBatch(
             handlers: handlers, states: wake.states, fetches: wake.batch, trigger: trigger, pipeline: pipeline,
-            window: 2 * config.daemon.httpMaxTransfers)
+            window: 4 * config.daemon.httpMaxTransfers)
         // A bounded window of tasks, not one per due handler: ten thousand due handlers would
         // otherwise hold ten thousand suspended tasks.
         let window = 2 * (config.daemon.maxConcurrent + config.daemon.httpMaxTransfers)

@@ -17,10 +17,11 @@ import Synchronization
 ///    task at first) prepares the fetch (its staging folder, validators, request) and posts it
 ///    to libcurl's driver (`HTTPClient.start`); its deadline starts with its slot and is
 ///    libcurl's time limit for the transfer;
-/// 3. the driver thread ends the transfer: it frees the slot (which starts the next fetch),
-///    feeds the window, and hands the outcome to the commit queue;
+/// 3. the driver thread ends the transfer: it frees the slot (which starts the next fetch
+///    waiting for one) and hands the outcome to the commit queue;
 /// 4. the commit queue (`ResultCommitter`) settles it (size, digest, meta.json), publishes and
-///    records it with its batch, then hands the stored record back here;
+///    records it with its batch, then hands the stored record back here, which frees its place
+///    in the window (the next fetch is fed to the slots);
 /// 5. the one task running the batch (`run`) takes the records as they are stored, a commit
 ///    batch at a time, and hands them to `finish` (the coordinator: journal, waiters, alerts).
 ///
@@ -43,13 +44,16 @@ final class HTTPBatch: Sendable {
     let fetches: [Fetch]
     private let trigger: FetchTrigger
     let pipeline: FetchPipeline
-    /// Fetches fed to the slots at once, granted or waiting (the window of today's tasks).
+    /// Fetches between fed and recorded at once (waiting for a slot, transferring, or waiting
+    /// for the commit queue): what bounds the batch's memory whatever its size, as the window
+    /// of tasks does for the rest of the wake. Larger than the slots, so that the slots stay
+    /// full while the commit queue writes.
     private let window: Int
 
     struct Progress {
         /// `fetches[next...]` are not fed yet.
         var next = 0
-        /// Fed, and whose transfer has not ended.
+        /// Fed, and not yet recorded.
         var open = 0
         /// Not yet handed to `run`.
         var unrecorded: Int
@@ -169,22 +173,21 @@ final class HTTPBatch: Sendable {
         trigger == .timer && handler.learnsUsage ? .usage : trigger
     }
 
-    /// The transfer of `index` has ended (or never began): its window place is free, and its
-    /// outcome goes to the commit queue.
+    /// The transfer of `index` has ended (or never began): its outcome goes to the commit queue.
     func ended(_ index: Int, settle: @escaping @Sendable () -> ResultCommitter.Item) {
-        progress.withLock { $0.open -= 1 }
-        feed()
         pipeline.committer.commit(settling: settle) { record in self.recorded(index, record) }
     }
 
-    /// A stored record, handed to `run`.
+    /// A stored record, handed to `run`; its window place is free.
     private func recorded(_ index: Int, _ record: CompletedFetch) {
         let reader = progress.withLock { progress in
             progress.recorded.append((index, record))
             progress.unrecorded -= 1
+            progress.open -= 1
             defer { progress.reader = nil }
             return progress.reader
         }
         reader?.resume()
+        feed()
     }
 }

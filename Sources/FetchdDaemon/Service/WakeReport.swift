@@ -66,15 +66,18 @@ public struct WakeReport: Sendable {
     public var after: Usage
     /// Results logged but not recorded: the state database refused them to the end.
     public var unrecorded = 0
+    /// The highest anonymous memory seen during the wake, in KiB (`AnonymousMemoryPeak`).
+    public var peakAnonymousKiB = 0
 
-    /// One line for a person (and for the benchmark's parser):
-    /// `wake: 1000 fetches (1000 new, 0 no data, 0 failed) in 812 ms, CPU 640 ms, peak RSS 48 MiB`.
+    /// One line for a person (and for the benchmark's parser): `wake: 1000 fetches (1000 new,
+    /// 0 no data, 0 failed) in 812 ms, CPU 640 ms, peak RSS 48 MiB, peak anonymous 9.5 MiB`.
     public var summary: String {
         let wallMilliseconds = Int((after.instant - before.instant) / .milliseconds(1))
         let cpuMilliseconds = (after.cpuMicroseconds - before.cpuMicroseconds) / 1000
+        let anonymousTenths = peakAnonymousKiB * 10 / 1024
         return "wake: \(tally.fetches) fetches (\(tally.newData) new, \(tally.noData) no data, "
             + "\(tally.failures) failed) in \(wallMilliseconds) ms, CPU \(cpuMilliseconds) ms, "
-            + "peak RSS \(after.peakResidentKiB / 1024) MiB"
+            + "peak RSS \(after.peakResidentKiB / 1024) MiB, peak anonymous \(anonymousTenths / 10).\(anonymousTenths % 10) MiB"
     }
 
     /// Where the wake's CPU time went, by thread name, busiest first (threads that ended during
