@@ -1,6 +1,7 @@
 import CurlKit
 import FetchdTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -160,5 +161,42 @@ struct HTTPClientCancelTests {
         _ = await fetched
         #expect(!found.isEmpty, "libcurl's connection to port \(port) was not found")
         #expect(closeOnExec.allSatisfy { $0 }, "libcurl's socket is inherited by programs started meanwhile")
+    }
+
+    /// A transfer started without a task (`start`, a wake's batch) ends at its own `deadline`,
+    /// whatever libcurl's own time limit says, and replies exactly once; one that cannot start
+    /// replies at once.
+    @Test func aStartedTransferEndsAtItsDeadlineAndRepliesOnce() async throws {
+        let (fd, port) = Self.silentListener()
+        defer { close(fd) }
+        let client = HTTPClient(limits: .init(maxConnections: 8, maxHostConnections: 8))
+        defer { client.shutdown() }
+        let directory = try TemporaryDirectory("fetchd-start")
+        defer { directory.remove() }
+        let replies = Mutex<[(String, Result<HTTPResponse, HTTPFailure>, Duration)]>([])
+        let start = ContinuousClock.now
+        for (name, milliseconds) in [("short", 300), ("long", 700)] {
+            var request = HTTPRequest(url: "http://127.0.0.1:\(port)/", outputPath: directory.file(name),
+                                      userAgent: "test", timeoutMilliseconds: 10_000, maxBytes: 100)
+            request.deadline = start + .milliseconds(milliseconds)
+            client.start(request) { result in replies.withLock { $0.append((name, result, ContinuousClock.now - start)) } }
+        }
+        var refused = HTTPRequest(url: "http://127.0.0.1:\(port)/", outputPath: directory.file("missing/folder"),
+                                  userAgent: "test", timeoutMilliseconds: 10_000, maxBytes: 100)
+        refused.deadline = start + .seconds(5)
+        client.start(refused) { result in replies.withLock { $0.append(("refused", result, ContinuousClock.now - start)) } }
+        #expect(replies.withLock { $0.map(\.0) } == ["refused"])  // at once, on this thread
+        while replies.withLock({ $0.count }) < 3 && ContinuousClock.now - start < .seconds(5) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await Task.sleep(for: .milliseconds(200))  // a second reply would come by now
+        let seen = replies.withLock { $0 }
+        #expect(seen.map(\.0) == ["refused", "short", "long"], "\(seen.map(\.0))")
+        for (name, result, after) in seen where name != "refused" {
+            guard case .failure(.timeout) = result else { Issue.record("\(name): \(result)"); continue }
+            let deadline = name == "short" ? 300 : 700
+            #expect(after >= .milliseconds(deadline) && after < .milliseconds(deadline + 150), "\(name) ended after \(after)")
+        }
+        if case .failure(.write) = seen[0].1 {} else { Issue.record("refused: \(seen[0].1)") }
     }
 }

@@ -52,4 +52,27 @@ struct ConcurrencyLimiterTests {
         let limiter = ConcurrencyLimiter(limit: 2, perKeyLimit: 1)
         #expect(await hammer(limiter, workers: ["a", "a", "b", "b"], iterations: 20_000))
     }
+
+    /// A batch's callback waiters queue in the same turns as tasks: granted in order as slots
+    /// free, withdrawn only while still waiting.
+    @Test func callbackWaitersAreGrantedInTurnAndWithdrawnOnlyWhileWaiting() async throws {
+        let limiter = ConcurrencyLimiter(limit: 1)
+        let granted = Mutex<[String]>([])
+        #expect(limiter.acquire(key: "") { granted.withLock { $0.append("first") } } == nil)  // at once
+        let second = try #require(limiter.acquire(key: "") { granted.withLock { $0.append("second") } })
+        let third = try #require(limiter.acquire(key: "") { granted.withLock { $0.append("third") } })
+        #expect(granted.withLock { $0 } == ["first"])
+        #expect(limiter.withdraw(third))  // still waiting: never granted now
+        limiter.release()
+        #expect(granted.withLock { $0 } == ["first", "second"])
+        #expect(!limiter.withdraw(second))  // granted already
+        limiter.release()
+        // A task waiting behind a callback gets the slot the callback's holder frees.
+        #expect(limiter.acquire(key: "") { granted.withLock { $0.append("fourth") } } == nil)
+        async let task = limiter.acquire(key: "")
+        try? await Task.sleep(for: .milliseconds(50))
+        limiter.release()
+        #expect(await task)
+        #expect(granted.withLock { $0 } == ["first", "second", "fourth"])
+    }
 }
