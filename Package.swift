@@ -70,7 +70,8 @@ let package = Package(
         // Durable per-handler state and fetch history (SQLite through GRDB).
         .target(
             name: "FetchdState",
-            dependencies: ["FetchdCore", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["FetchdCore", .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "GRDBSQLite", package: "GRDB.swift")]
         ),
         // Deadlines and waits on the continuous clock (CLOCK_BOOTTIME, which counts a suspend):
         // every fetch's deadline and the daemon's own timers.

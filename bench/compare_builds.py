@@ -65,12 +65,24 @@ def medians(results, counts):
                 "fetchd_cpu_us_per_fetch": statistics.median(1e6 * row["fetchd_wake_cpu_s"] / int(n) for row in rows),
                 "peak_rss_mib": statistics.median(row["fetchd_peak_rss_mib"] for row in rows),
             }
+            # Issue 44's target (fetchd's CPU a fetch against curl's plus the floor's) and the
+            # wake's anonymous peak, where the runs have them (builds of before that print none).
+            if all("cpu_floor_ratio" in row for row in rows):
+                floor_ratios = [row["cpu_floor_ratio"] for row in rows]
+                side_summary["http"][n]["cpu_floor_ratio"] = statistics.median(floor_ratios)
+                side_summary["http"][n]["cpu_floor_ratio_range"] = [min(floor_ratios), max(floor_ratios)]
+            anonymous = [row.get("fetchd_peak_anonymous_mib") for row in rows]
+            if all(anonymous):
+                side_summary["http"][n]["peak_anonymous_mib"] = statistics.median(anonymous)
             config_rows = [row for run in results["config"][side] for row in run["rows"] if str(row["n"]) == n]
             side_summary["config"][n] = {
                 "cpu_ratio": statistics.median(row["cpu_ratio"] for row in config_rows),
                 "fetchd_cpu_us_per_handler": statistics.median(1e6 * row["fetchd_cpu_s"] / int(n) for row in config_rows),
             }
         idle_runs = results["idle"][side]
+        if not idle_runs:  # --idle-runs 0
+            summary[side] = side_summary
+            continue
         side_summary["idle"] = {
             "wakeups_per_minute_each_run": [run["wakeups_per_minute"] for run in idle_runs],
             "rss_mib": statistics.median(run["rss_kib"] for run in idle_runs) / 1024,

@@ -71,7 +71,7 @@ public final class StateStore: Sendable {
             var lastID = try Int64.fetchOne(statements.lastID) ?? 0
             let stored = try batch.map { fetch in
                 lastID += 1
-                return try Self.insert(fetch, id: lastID, historyLimit: historyLimit, with: statements)
+                return try Self.insert(fetch, id: lastID, historyLimit: historyLimit, with: statements, in: db)
             }
             try statements.setLastID.execute(arguments: [lastID])
             return stored
@@ -124,23 +124,44 @@ public final class StateStore: Sendable {
     ///
     /// Plain cached statements rather than GRDB's record API: a wake records a thousand results
     /// in one transaction, and building each statement anew cost more than the fetch itself.
+    /// Their parameters are bound through SQLite's C API (`StatementBinder`).
     private static func insert(_ fetch: CompletedFetch, id: Int64, historyLimit: Int,
-                               with statements: InsertStatements) throws -> CompletedFetch {
+                               with statements: InsertStatements, in db: Database) throws -> CompletedFetch {
         var fetch = fetch
         fetch.id = id
         let (started, finished) = (StoredDate.text(fetch.startedAt), StoredDate.text(fetch.finishedAt))
         let result = fetch.result
-        try statements.history.execute(arguments: [
-            fetch.handler, id, started, finished, fetch.durationMilliseconds, result.name,
-            result.reason, fetch.trigger.rawValue, fetch.bytes, fetch.sha256, fetch.version,
-        ])
-        try statements.state.execute(arguments: [
-            fetch.handler, started, result.isFailure ? nil : finished, result.name, result.reason, result.isFailure ? 1 : 0,
-            fetch.validators?.etag, fetch.validators?.lastModified,
-            result == .newData ? 1 : 0, fetch.notBefore.map(StoredDate.text),
-            fetch.validators == nil ? 0 : 1,
-        ])
-        try statements.trim.execute(arguments: [fetch.handler, fetch.handler, historyLimit])
+        try statements.history.run(in: db) { bind in
+            bind.text(1, fetch.handler)
+            bind.integer(2, Int(id))
+            bind.text(3, started)
+            bind.text(4, finished)
+            bind.integer(5, fetch.durationMilliseconds)
+            bind.text(6, result.name)
+            bind.text(7, result.reason)
+            bind.text(8, fetch.trigger.rawValue)
+            bind.integer(9, fetch.bytes)
+            bind.text(10, fetch.sha256)
+            bind.text(11, fetch.version)
+        }
+        try statements.state.run(in: db) { bind in
+            bind.text(1, fetch.handler)
+            bind.text(2, started)
+            bind.text(3, result.isFailure ? nil : finished)
+            bind.text(4, result.name)
+            bind.text(5, result.reason)
+            bind.integer(6, result.isFailure ? 1 : 0)
+            bind.text(7, fetch.validators?.etag)
+            bind.text(8, fetch.validators?.lastModified)
+            bind.integer(9, result == .newData ? 1 : 0)
+            bind.text(10, fetch.notBefore.map(StoredDate.text))
+            bind.integer(11, fetch.validators == nil ? 0 : 1)
+        }
+        try statements.trim.run(in: db) { bind in
+            bind.text(1, fetch.handler)
+            bind.text(2, fetch.handler)
+            bind.integer(3, historyLimit)
+        }
         return fetch
     }
 

@@ -1,3 +1,4 @@
+import CPosixShim
 import FetchdCore
 import FetchdSnapshots
 import FetchdState
@@ -62,8 +63,10 @@ final class ResultCommitter: Sendable {
     /// once fetches assembled their own versions the queue kept up so well that a wake's
     /// batches shrank to a handful of results (a thousand fetches on tmpfs: about 100 batches,
     /// 45 with this). A result that comes alone, with nothing written for `burstGap`, is
-    /// written at once: only results of a burst wait, at most this long.
-    static let lingerBelow = 32
+    /// written at once: only results of a burst wait, at most this long. It is
+    /// `FETCHD_COMMIT_BATCH`, which the benchmark's floor (`bench/snapshot_floor.c`) reads too:
+    /// the floor commits its rows in transactions of this size.
+    static let lingerBelow = Int(FETCHD_COMMIT_BATCH)
     /// See `lingerBelow`.
     static let burstGap: Duration = .milliseconds(2)
     /// See `lingerBelow`.
