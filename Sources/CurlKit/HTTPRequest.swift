@@ -14,8 +14,8 @@ public struct HTTPRequest: Sendable {
     public var timeoutMilliseconds: Int?
     /// When the transfer ends, on the monotonic clock, with `.timeout` (the driver watches it;
     /// nil: only `timeoutMilliseconds`). A fetch's deadline, kept to the millisecond: libcurl's
-    /// own limit counts from the moment it starts the transfer, which for a second transfer to
-    /// a busy host came 200 ms after it was added.
+    /// own limit counts from the moment libcurl starts the transfer, which for a second
+    /// transfer to a busy host is about 200 ms after it was added.
     public var deadline: ContinuousClock.Instant?
     /// The largest decoded body accepted, in bytes; the transfer stops as soon as it is exceeded.
     public var maxBytes: Int

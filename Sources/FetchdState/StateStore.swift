@@ -71,7 +71,7 @@ public final class StateStore: Sendable {
             var lastID = try Int64.fetchOne(statements.lastID) ?? 0
             let stored = try batch.map { fetch in
                 lastID += 1
-                return try Self.insert(fetch, id: lastID, historyLimit: historyLimit, with: statements, in: db)
+                return try Self.insert(fetch, id: lastID, historyLimit: historyLimit, with: statements)
             }
             try statements.setLastID.execute(arguments: [lastID])
             return stored
@@ -117,6 +117,7 @@ public final class StateStore: Sendable {
                 DELETE FROM fetch_history WHERE handler = ? AND id <= (
                   SELECT id FROM fetch_history WHERE handler = ? ORDER BY id DESC LIMIT 1 OFFSET ?)
                 """)
+            [history, state, trim].forEach { $0.bindsThroughC() }
         }
     }
 
@@ -126,41 +127,41 @@ public final class StateStore: Sendable {
     /// in one transaction, and building each statement anew cost more than the fetch itself.
     /// Their parameters are bound through SQLite's C API (`StatementBinder`).
     private static func insert(_ fetch: CompletedFetch, id: Int64, historyLimit: Int,
-                               with statements: InsertStatements, in db: Database) throws -> CompletedFetch {
+                               with statements: InsertStatements) throws -> CompletedFetch {
         var fetch = fetch
         fetch.id = id
         let (started, finished) = (StoredDate.text(fetch.startedAt), StoredDate.text(fetch.finishedAt))
         let result = fetch.result
-        try statements.history.run(in: db) { bind in
-            bind.text(1, fetch.handler)
-            bind.integer(2, Int(id))
-            bind.text(3, started)
-            bind.text(4, finished)
-            bind.integer(5, fetch.durationMilliseconds)
-            bind.text(6, result.name)
-            bind.text(7, result.reason)
-            bind.text(8, fetch.trigger.rawValue)
-            bind.integer(9, fetch.bytes)
-            bind.text(10, fetch.sha256)
-            bind.text(11, fetch.version)
+        try statements.history.run { bind in
+            try bind.text(1, fetch.handler)
+            try bind.integer(2, Int(id))
+            try bind.text(3, started)
+            try bind.text(4, finished)
+            try bind.integer(5, fetch.durationMilliseconds)
+            try bind.text(6, result.name)
+            try bind.text(7, result.reason)
+            try bind.text(8, fetch.trigger.rawValue)
+            try bind.integer(9, fetch.bytes)
+            try bind.text(10, fetch.sha256)
+            try bind.text(11, fetch.version)
         }
-        try statements.state.run(in: db) { bind in
-            bind.text(1, fetch.handler)
-            bind.text(2, started)
-            bind.text(3, result.isFailure ? nil : finished)
-            bind.text(4, result.name)
-            bind.text(5, result.reason)
-            bind.integer(6, result.isFailure ? 1 : 0)
-            bind.text(7, fetch.validators?.etag)
-            bind.text(8, fetch.validators?.lastModified)
-            bind.integer(9, result == .newData ? 1 : 0)
-            bind.text(10, fetch.notBefore.map(StoredDate.text))
-            bind.integer(11, fetch.validators == nil ? 0 : 1)
+        try statements.state.run { bind in
+            try bind.text(1, fetch.handler)
+            try bind.text(2, started)
+            try bind.text(3, result.isFailure ? nil : finished)
+            try bind.text(4, result.name)
+            try bind.text(5, result.reason)
+            try bind.integer(6, result.isFailure ? 1 : 0)
+            try bind.text(7, fetch.validators?.etag)
+            try bind.text(8, fetch.validators?.lastModified)
+            try bind.integer(9, result == .newData ? 1 : 0)
+            try bind.text(10, fetch.notBefore.map(StoredDate.text))
+            try bind.integer(11, fetch.validators == nil ? 0 : 1)
         }
-        try statements.trim.run(in: db) { bind in
-            bind.text(1, fetch.handler)
-            bind.text(2, fetch.handler)
-            bind.integer(3, historyLimit)
+        try statements.trim.run { bind in
+            try bind.text(1, fetch.handler)
+            try bind.text(2, fetch.handler)
+            try bind.integer(3, historyLimit)
         }
         return fetch
     }

@@ -37,7 +37,7 @@ struct HTTPBatchTests {
         #expect(quick.result == .newData)
         #expect(one.result == .expired && two.result == .expired, "\(records)")
         // At the deadline, not at libcurl's stall limit (30 s) nor at the other fetch's deadline; the
-        // second transfer to a busy host too (libcurl's own limit ended it 200 ms late).
+        // second transfer to a busy host too (libcurl's own limit would end it about 200 ms late).
         #expect((1000..<1150).contains(one.durationMilliseconds), "\(one.durationMilliseconds) ms")
         #expect((2000..<2150).contains(two.durationMilliseconds), "\(two.durationMilliseconds) ms")
         // Recorded as they ended, and nothing of the expired ones left staged.
@@ -82,5 +82,60 @@ struct HTTPBatchTests {
                             "stopped before it started: fetchd is shutting down",
                             "stopped before it started: fetchd is shutting down"], "\(records)")
         for name in ["h1", "h2", "h3"] { #expect(try coordinator.state.history(of: name).count == 1) }
+    }
+
+    /// Only http handlers join the batch: a transfer in the same wake still downloads as a
+    /// transfer (its slots, its resumable file), a program still runs.
+    @Test func transfersAndProgramsInAWakeKeepTheirOwnPath() async throws {
+        let server = try TestHTTPServer.hostile()
+        let directory = try TemporaryDirectory("http-batch")
+        defer { directory.remove() }
+        let url = "http://127.0.0.1:\(server.port)/redirect/0"
+        let coordinator = try TestConfig.coordinator(in: directory, main: "", handlers: handler("page", url: url) + """
+            [[handler]]
+            name = "download"
+            kind = "transfer"
+            url = "\(url)"
+
+            [[handler]]
+            name = "program"
+            kind = "exec"
+            command = ["/bin/sh", "-c", "echo ran > \\"$FETCHD_OUTPUT\\""]
+
+            """)
+        let records = await coordinator.runDue(trigger: .manual)
+        #expect(records.count == 3 && records.allSatisfy { $0.result == .newData }, "\(records)")
+        for name in ["page", "download"] {
+            let path = try #require(coordinator.snapshots.publishedContentPath(of: name))
+            #expect(try String(contentsOfFile: path, encoding: .utf8) == "done")
+        }
+    }
+
+    /// A fetch asked for during a wake runs at once, as itself, when the batch has not started
+    /// its handler (waiting for a slot, or not yet fed to the slots): it does not wait for its
+    /// turn among thousands. One the batch has started is joined.
+    @Test func aFetchAskedForTakesOverAHandlerTheBatchHasNotStarted() async throws {
+        let server = try TestHTTPServer.hostile()
+        let directory = try TemporaryDirectory("http-batch")
+        defer { directory.remove() }
+        let base = "http://127.0.0.1:\(server.port)"
+        // One slot, a window of four: "stalled" runs, q1 to q3 wait for the slot, q4 and q5 are not fed.
+        let coordinator = try TestConfig.coordinator(
+            in: directory, main: "http_max_transfers = 1",
+            handlers: handler("stalled", url: "\(base)/stall", deadline: "2s")
+                + (1...5).map { handler("q\($0)", url: "\(base)/redirect/0") }.joined())
+        async let wake = coordinator.runDue(trigger: .manual)
+        try await Task.sleep(for: .milliseconds(500))
+        async let waiting = coordinator.fetchJoining("q1", trigger: .push)
+        async let notFed = coordinator.fetchJoining("q5", trigger: .push)
+        async let running = coordinator.fetchJoining("stalled", trigger: .manual)
+        for asked in [try #require(await waiting), try #require(await notFed)] {
+            #expect(!asked.joined && asked.record.trigger == .push && asked.record.result == .newData, "\(asked)")
+        }
+        let joined = try #require(await running)
+        #expect(joined.joined && joined.record.result == .expired)
+        let ran = await wake.map(\.handler).sorted()
+        #expect(ran == ["q2", "q3", "q4", "stalled"], "\(ran)")
+        for name in ["q1", "q5", "q2"] { #expect(try coordinator.state.history(of: name).count == 1, "\(name)") }
     }
 }

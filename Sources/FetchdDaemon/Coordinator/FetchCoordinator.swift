@@ -81,6 +81,9 @@ public actor FetchCoordinator {
         let batch = wake.batch.isEmpty ? nil : HTTPBatch(
             handlers: handlers, states: wake.states, fetches: wake.batch, trigger: trigger, pipeline: pipeline,
             window: 4 * config.daemon.httpMaxTransfers)
+        if let batch {
+            for (index, fetch) in wake.batch.enumerated() { runtime[handlers[fetch.place].name]?.inBatch = (batch, index) }
+        }
         // A bounded window of tasks, not one per due handler: ten thousand due handlers would
         // otherwise hold ten thousand suspended tasks.
         let window = 2 * (config.daemon.maxConcurrent + config.daemon.httpMaxTransfers)
@@ -126,7 +129,7 @@ public actor FetchCoordinator {
         var queue: [Int] = []
         for item in WakeQueue.interleavedByHost(keyed, key: \.key) {
             let name = handlers[item.place].name
-            if handlers[item.place].request != nil && pushes[name] == nil {
+            if case .http = handlers[item.place].options, pushes[name] == nil {
                 // Running from now on: a fetch asked for meanwhile joins it, as it would a task's.
                 runtime[name, default: HandlerRuntime()].waiters = []
                 batch.append(HTTPBatch.Fetch(place: item.place, key: item.key))
@@ -144,6 +147,7 @@ public actor FetchCoordinator {
     /// What the records of a wake's batch change here, as each fetch's own end does (`finished`).
     private func finishBatch(_ records: [(HandlerConfig, CompletedFetch)]) {
         for (handler, record) in records {
+            runtime[handler.name]?.inBatch = nil
             logAndNote(record, of: handler)
             finished(handler.name, record: record)
         }
@@ -177,14 +181,20 @@ public actor FetchCoordinator {
         runtime[name, default: HandlerRuntime()].takenByWake = false  // started: `waiters` covers it from here
         let trigger = deferred == nil ? trigger : .push
         var state = state
-        while isRunning(name) {
-            let record = await withCheckedContinuation { (waiter: CheckedContinuation<CompletedFetch, Never>) in
-                runtime[name]?.waiters?.append(waiter)
+        if let member = runtime[name]?.inBatch, member.batch.takeOver(member.index) {
+            // The wake's batch had not started it: it runs here, now, still marked running (a
+            // fetch asked for next joins this one), and the wake no longer counts it.
+            runtime[name]?.inBatch = nil
+        } else {
+            while isRunning(name) {
+                let record = await withCheckedContinuation { (waiter: CheckedContinuation<CompletedFetch, Never>) in
+                    runtime[name]?.waiters?.append(waiter)
+                }
+                if trigger != .push { return (record, true) }
+                state = .unread  // the fetch waited for changed it (validators): read it again
             }
-            if trigger != .push { return (record, true) }
-            state = .unread  // the fetch waited for changed it (validators): read it again
+            runtime[name, default: HandlerRuntime()].waiters = []
         }
-        runtime[name, default: HandlerRuntime()].waiters = []
         let record = await execute(handler, trigger: trigger, state: state, pushData: deferred?.data)
         if let deferred {
             if deferred.owner != instance.id { runtime[name]?.pushTaken = false }  // a wake took it

@@ -12,6 +12,9 @@ struct HandlerRuntime {
     /// Without this, a long wake (thousands of due handlers) was joined every half second by
     /// another holding its own copy of them all.
     var takenByWake = false
+    /// The wake's batch of http fetches it belongs to, and its place there, until its record
+    /// comes back: a fetch asked for meanwhile takes it over if the batch has not started it.
+    var inBatch: (batch: HTTPBatch, index: Int)?
     /// Its deferred push was taken by a wake and the fetch has not finished: a second wake
     /// (overlapping, or the tick before the fetch task starts) must not take it again.
     var pushTaken = false

@@ -7,7 +7,10 @@ import Foundation
 
 extension HTTPBatch {
     /// Step 2: the fetch of `index` has its slot. Prepares it and posts it to libcurl's driver;
-    /// its deadline starts now (time spent waiting for the slot is not the handler's).
+    /// its deadline starts now (time spent waiting for the slot is not the handler's). Runs on
+    /// the thread that freed the slot, usually the driver's as another transfer ends: short
+    /// calls on the cache's file system (a folder made, `latest` read, the output file opened;
+    /// a handler's meta.json read once after a start).
     func start(_ index: Int) {
         let fetch = fetches[index]
         let stopping = progress.withLock { progress in
@@ -15,7 +18,7 @@ extension HTTPBatch {
             return progress.stopping
         }
         guard !stopping else {
-            pipeline.httpSlots.release(key: fetch.key)
+            releaseSlot(fetch.key)
             return notStarted(index)
         }
         let handler = handlers[fetch.place]
@@ -27,13 +30,13 @@ extension HTTPBatch {
         do throws(DurableFile.Failure) {
             outputPath = try snapshots.staging.versionPath(for: handler.name)
         } catch {
-            pipeline.httpSlots.release(key: fetch.key)
+            releaseSlot(fetch.key)
             let item = FetchPipeline.item(handler, trigger: trigger, startedAt: startedAt,
                                           result: .failed(reason: FetchPipeline.stagingProblem(error, user: nil)))
             return ended(index, settle: { item })
         }
         guard let http = HandlerFactory.makeHTTP(handler, client: pipeline.httpClient) else {
-            pipeline.httpSlots.release(key: fetch.key)
+            releaseSlot(fetch.key)
             snapshots.staging.discard(stagedFile: outputPath)
             let item = FetchPipeline.item(handler, trigger: trigger, startedAt: startedAt,
                                           result: .failed(reason: "not an http handler (a fetchd bug: report it)"))
@@ -61,12 +64,19 @@ extension HTTPBatch {
 
     /// What a transfer's end needs to settle it.
     struct Ended: Sendable {
+        /// The fetch's place in the batch.
         let index: Int
+        /// Its handler, as the wake chose it.
         let handler: HandlerConfig
+        /// The handler's http side, which reads the response.
         let http: HTTPHandler
+        /// Why it ran.
         let trigger: FetchTrigger
+        /// Where the body went: `content` in its future version folder.
         let outputPath: String
+        /// When it got its slot.
         let startedAt: Date
+        /// Its deadline, on the monotonic clock.
         let deadline: ContinuousClock.Instant
         /// The version `latest` named when the fetch began.
         let current: String?
@@ -80,7 +90,7 @@ extension HTTPBatch {
             if progress.transfers.removeValue(forKey: fetch.index) == nil { progress.endedEarly.insert(fetch.index) }
             return progress.stopping
         }
-        pipeline.httpSlots.release(key: fetches[fetch.index].key)
+        releaseSlot(fetches[fetch.index].key)
         let outcome = Self.outcome(of: result, http: fetch.http, deadline: fetch.deadline, stopping: stopping)
         let pipeline = pipeline
         ended(fetch.index) {

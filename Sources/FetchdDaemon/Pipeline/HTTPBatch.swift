@@ -27,7 +27,9 @@ import Synchronization
 ///
 /// Nothing is answered or logged before it is durable: records leave only from step 4.
 /// Shutdown (the running task cancelled) withdraws the fetches waiting for a slot and ends the
-/// running transfers; every fetch is still recorded, as today's task per fetch did.
+/// running transfers; every fetch is still recorded, so its history shows why it did not end.
+/// A fetch asked for (`fetchctl fetch`, a push) of a handler the batch has not started takes it
+/// over (`takeOver`) and runs at once; one the batch has started is joined.
 final class HTTPBatch: Sendable {
     /// One fetch of the batch.
     struct Fetch: Sendable {
@@ -41,35 +43,54 @@ final class HTTPBatch: Sendable {
     let handlers: [HandlerConfig]
     /// The handlers' stored states, as the wake read them.
     let states: [String: HandlerState]
+    /// The batch's fetches, in the order they are fed to the slots.
     let fetches: [Fetch]
     private let trigger: FetchTrigger
+    /// The slots, the client, the snapshots and the commit queue the fetches go through.
     let pipeline: FetchPipeline
-    /// Fetches between fed and recorded at once (waiting for a slot, transferring, or waiting
-    /// for the commit queue): what bounds the batch's memory whatever its size, as the window
-    /// of tasks does for the rest of the wake. Larger than the slots, so that the slots stay
-    /// full while the commit queue writes.
-    private let window: Int
+    /// Fetches between fed and handed to `finish` at once (waiting for a slot, transferring,
+    /// waiting for the commit queue or for `run`): what bounds the batch's memory whatever its
+    /// size, as the window of tasks does for the rest of the wake. Larger than the slots, so
+    /// that the slots stay full while the commit queue writes.
+    let window: Int
 
+    /// Where each fetch is, under one lock: the threads that grant slots, end transfers and
+    /// record results all change it.
     struct Progress {
         /// `fetches[next...]` are not fed yet.
         var next = 0
-        /// Fed, and not yet recorded.
+        /// Fed, and not yet handed to `finish`.
         var open = 0
-        /// Not yet handed to `run`.
+        /// Neither recorded nor taken over.
         var unrecorded: Int
+        /// Set by `stop`: nothing more starts.
         var stopping = false
         /// Fetches waiting for a slot: the limiter's waiter id of each, by index.
         var waiting: [Int: Int] = [:]
         /// Running transfers: the client's id of each, by index.
         var transfers: [Int: Int] = [:]
-        /// Indices granted a slot before their waiter id was noted, and whose transfer ended
-        /// before its id was noted (a refused request ends at once).
+        /// Indices granted a slot on another thread before `feed` noted their waiter id.
         var grantedEarly: Set<Int> = []
+        /// Indices whose transfer ended before `start` noted its id (a refused request ends at once).
         var endedEarly: Set<Int> = []
-        /// Stored records not yet taken by `run`, and `run` waiting for some.
+        /// Indices not yet fed that a fetch asked for took over (`takeOver`): `feed` skips them.
+        var takenOver: Set<Int> = []
+        /// Slots to give back, and whether a thread is giving them back (`releaseSlot`).
+        var releases: [String] = []
+        var releasing = false
+        /// Stored records not yet taken by `run`.
         var recorded: [(Int, CompletedFetch)] = []
+        /// `run`, waiting for records.
         var reader: CheckedContinuation<Void, Never>?
+
+        /// Takes `run`'s continuation when there is something for it: records, or nothing left.
+        mutating func readerToWake() -> CheckedContinuation<Void, Never>? {
+            guard !recorded.isEmpty || unrecorded == 0 else { return nil }
+            defer { reader = nil }
+            return reader
+        }
     }
+    /// See `Progress`.
     let progress: Mutex<Progress>
 
     /// A batch of `fetches`, started by `run`.
@@ -84,8 +105,13 @@ final class HTTPBatch: Sendable {
         progress = Mutex(Progress(unrecorded: fetches.count))
     }
 
+    /// A scheduled fetch of a handler planned from its usage ran for a predicted use.
+    func trigger(of handler: HandlerConfig) -> FetchTrigger {
+        trigger == .timer && handler.learnsUsage ? .usage : trigger
+    }
+
     /// Runs every fetch and hands their stored records to `finish` as they come (in batches,
-    /// on this task), folding them into `result`. Returns once all are recorded.
+    /// on this task), folding them into `result`. Returns once all are recorded or taken over.
     func run<Records: WakeRecords>(into result: Records,
                                    finish: @Sendable ([(HandlerConfig, CompletedFetch)]) async -> Void) async -> Records {
         var result = result
@@ -94,6 +120,10 @@ final class HTTPBatch: Sendable {
             while let records = await nextRecorded() {
                 records.forEach { result.add($0.1) }
                 await finish(records.map { (handlers[fetches[$0.0].place], $0.1) })
+                // Their places are free only now: a coordinator slow to take records holds
+                // back the next fetches instead of letting records pile up here.
+                progress.withLock { $0.open -= records.count }
+                feed()
             }
         } onCancel: {
             stop()
@@ -112,7 +142,7 @@ final class HTTPBatch: Sendable {
             if !taken.isEmpty { return taken }
             await withCheckedContinuation { (reader: CheckedContinuation<Void, Never>) in
                 let now = progress.withLock { progress in
-                    guard progress.recorded.isEmpty else { return true }
+                    guard progress.recorded.isEmpty && progress.unrecorded > 0 else { return true }
                     progress.reader = reader
                     return false
                 }
@@ -121,73 +151,13 @@ final class HTTPBatch: Sendable {
         }
     }
 
-    /// Hands fetches to the slots while the window has room (all of them once stopping: those
-    /// are recorded as never started).
-    private func feed() {
-        while true {
-            let fed: (index: Int, stopping: Bool)? = progress.withLock { progress in
-                guard progress.next < fetches.count, progress.open < window || progress.stopping else { return nil }
-                defer { progress.next += 1 }
-                progress.open += 1
-                return (progress.next, progress.stopping)
-            }
-            guard let fed else { return }
-            if fed.stopping {
-                notStarted(fed.index)
-                continue
-            }
-            guard let waiter = pipeline.httpSlots.acquire(key: fetches[fed.index].key, granted: { self.start(fed.index) })
-            else { continue }
-            let withdraw = progress.withLock { progress in
-                guard progress.grantedEarly.remove(fed.index) == nil else { return false }  // granted already
-                progress.waiting[fed.index] = waiter
-                return progress.stopping
-            }
-            if withdraw, pipeline.httpSlots.withdraw(waiter) { notStarted(fed.index) }
-        }
-    }
-
-    /// Stops the batch: fetches waiting for a slot or not fed are recorded as never started,
-    /// running transfers end (`cancelled`, recorded as stopped by the shutdown).
-    private func stop() {
-        let (waiting, transfers) = progress.withLock { progress in
-            progress.stopping = true
-            defer { progress.waiting = [:] }
-            return (progress.waiting, Array(progress.transfers.values))
-        }
-        for (index, waiter) in waiting where pipeline.httpSlots.withdraw(waiter) { notStarted(index) }
-        transfers.forEach { pipeline.httpClient.cancel(id: $0) }
-        feed()
-    }
-
-    /// A fetch that never got its slot: recorded as stopped before it started.
-    func notStarted(_ index: Int) {
-        let handler = handlers[fetches[index].place]
-        let item = FetchPipeline.item(handler, trigger: trigger(of: handler), startedAt: Date(),
-                                      result: .failed(reason: "stopped before it started: fetchd is shutting down"))
-        ended(index, settle: { item })
-    }
-
-    /// A scheduled fetch of a handler planned from its usage ran for a predicted use.
-    func trigger(of handler: HandlerConfig) -> FetchTrigger {
-        trigger == .timer && handler.learnsUsage ? .usage : trigger
-    }
-
-    /// The transfer of `index` has ended (or never began): its outcome goes to the commit queue.
-    func ended(_ index: Int, settle: @escaping @Sendable () -> ResultCommitter.Item) {
-        pipeline.committer.commit(settling: settle) { record in self.recorded(index, record) }
-    }
-
-    /// A stored record, handed to `run`; its window place is free.
-    private func recorded(_ index: Int, _ record: CompletedFetch) {
+    /// A stored record, handed to `run`.
+    func recorded(_ index: Int, _ record: CompletedFetch) {
         let reader = progress.withLock { progress in
             progress.recorded.append((index, record))
             progress.unrecorded -= 1
-            progress.open -= 1
-            defer { progress.reader = nil }
-            return progress.reader
+            return progress.readerToWake()
         }
         reader?.resume()
-        feed()
     }
 }

@@ -17,7 +17,6 @@ final class AnonymousMemoryPeak: Sendable {
     static let periodMicroseconds: UInt32 = 2000
 
     private let state = Mutex((running: true, peakKiB: 0))
-    private let done = DispatchSemaphore(value: 0)
 
     /// Starts sampling.
     init() {
@@ -29,16 +28,17 @@ final class AnonymousMemoryPeak: Sendable {
                 if let kib = Self.anonymousKiB(descriptor) { state.withLock { $0.peakKiB = max($0.peakKiB, kib) } }
                 usleep(Self.periodMicroseconds)
             }
-            done.signal()
         }
         thread.start()
     }
 
-    /// Stops sampling; returns the highest anonymous memory seen, in KiB (0 without /proc).
+    /// Stops sampling; returns the highest anonymous memory seen, in KiB (0 without /proc). The
+    /// sampling thread ends by itself within a period: the caller, an async task, never waits.
     func stop() -> Int {
-        state.withLock { $0.running = false }
-        done.wait()
-        return state.withLock { $0.peakKiB }
+        state.withLock { state in
+            state.running = false
+            return state.peakKiB
+        }
     }
 
     /// `statm`'s resident less its shared pages (file-backed and shmem), in KiB.
