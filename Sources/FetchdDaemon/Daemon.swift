@@ -68,9 +68,10 @@ public struct Daemon {
         let memory = AnonymousMemoryPeak()
         let tally = await coordinator.runDueCounting(trigger: .timer)
         await coordinator.alertsSettled()
-        let peakAnonymousKiB = memory.stop()
+        let sampling = memory.stop()
         var report = WakeReport(tally: tally, before: before, after: .atEnd())
-        report.peakAnonymousKiB = peakAnonymousKiB
+        report.peakAnonymousKiB = sampling.peakKiB
+        report.after.cpuMicroseconds -= sampling.cpuMicroseconds  // measuring is not the wake's work
         // No later batch will carry results the database refused: one more try, or say so.
         report.unrecorded = await coordinator.flushUnrecorded()
         close(coordinator.state)

@@ -130,7 +130,8 @@ public actor FetchCoordinator {
         for item in WakeQueue.interleavedByHost(keyed, key: \.key) {
             let name = handlers[item.place].name
             if case .http = handlers[item.place].options, pushes[name] == nil {
-                // Running from now on: a fetch asked for meanwhile joins it, as it would a task's.
+                // Running from now on: a fetch asked for meanwhile takes it over while the batch
+                // has not started it, else joins it (`fetch`).
                 runtime[name, default: HandlerRuntime()].waiters = []
                 batch.append(HTTPBatch.Fetch(place: item.place, key: item.key))
             } else {

@@ -15,15 +15,15 @@ import Synchronization
 ///    per host, shared with every other http fetch), as callbacks;
 /// 2. the thread that grants a slot (libcurl's driver thread, as a transfer ends, or the wake's
 ///    task at first) prepares the fetch (its staging folder, validators, request) and posts it
-///    to libcurl's driver (`HTTPClient.start`); its deadline starts with its slot and is
-///    libcurl's time limit for the transfer;
+///    to libcurl's driver (`HTTPClient.start`); its deadline starts with its slot, and the
+///    driver ends the transfer there (`HTTPRequest.deadline`);
 /// 3. the driver thread ends the transfer: it frees the slot (which starts the next fetch
 ///    waiting for one) and hands the outcome to the commit queue;
 /// 4. the commit queue (`ResultCommitter`) settles it (size, digest, meta.json), publishes and
-///    records it with its batch, then hands the stored record back here, which frees its place
-///    in the window (the next fetch is fed to the slots);
+///    records it with its batch, then hands the stored record back here;
 /// 5. the one task running the batch (`run`) takes the records as they are stored, a commit
-///    batch at a time, and hands them to `finish` (the coordinator: journal, waiters, alerts).
+///    batch at a time, hands them to `finish` (the coordinator: journal, waiters, alerts), and
+///    frees their places in the window (the next fetches are fed to the slots).
 ///
 /// Nothing is answered or logged before it is durable: records leave only from step 4.
 /// Shutdown (the running task cancelled) withdraws the fetches waiting for a slot and ends the
@@ -75,8 +75,9 @@ final class HTTPBatch: Sendable {
         var endedEarly: Set<Int> = []
         /// Indices not yet fed that a fetch asked for took over (`takeOver`): `feed` skips them.
         var takenOver: Set<Int> = []
-        /// Slots to give back, and whether a thread is giving them back (`releaseSlot`).
+        /// Slots to give back, by key (`releaseSlot`).
         var releases: [String] = []
+        /// Whether a thread is giving slots back: the others leave theirs to it.
         var releasing = false
         /// Stored records not yet taken by `run`.
         var recorded: [(Int, CompletedFetch)] = []

@@ -14,9 +14,9 @@ import Synchronization
 /// Only for `--once`, which reports a wake's cost: a sampling thread would wake the daemon.
 final class AnonymousMemoryPeak: Sendable {
     /// How often it samples.
-    static let periodMicroseconds: UInt32 = 2000
+    static let periodMicroseconds: UInt32 = 10_000
 
-    private let state = Mutex((running: true, peakKiB: 0))
+    private let state = Mutex((running: true, peakKiB: 0, cpuMicroseconds: 0))
 
     /// Starts sampling.
     init() {
@@ -25,20 +25,33 @@ final class AnonymousMemoryPeak: Sendable {
             let descriptor = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)
             defer { if descriptor >= 0 { close(descriptor) } }
             while descriptor >= 0, state.withLock({ $0.running }) {
-                if let kib = Self.anonymousKiB(descriptor) { state.withLock { $0.peakKiB = max($0.peakKiB, kib) } }
+                let kib = Self.anonymousKiB(descriptor)
+                let cpu = Self.threadCPUMicroseconds()
+                state.withLock { state in
+                    state.peakKiB = max(state.peakKiB, kib ?? 0)
+                    state.cpuMicroseconds = cpu
+                }
                 usleep(Self.periodMicroseconds)
             }
         }
         thread.start()
     }
 
-    /// Stops sampling; returns the highest anonymous memory seen, in KiB (0 without /proc). The
-    /// sampling thread ends by itself within a period: the caller, an async task, never waits.
-    func stop() -> Int {
+    /// Stops sampling: the highest anonymous memory seen, in KiB (0 without /proc), and the CPU
+    /// time the sampling took, which is not the wake's. The sampling thread ends by itself
+    /// within a period: the caller, an async task, never waits.
+    func stop() -> (peakKiB: Int, cpuMicroseconds: Int) {
         state.withLock { state in
             state.running = false
-            return state.peakKiB
+            return (state.peakKiB, state.cpuMicroseconds)
         }
+    }
+
+    /// The calling thread's CPU time so far.
+    private static func threadCPUMicroseconds() -> Int {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Int(time.tv_sec) * 1_000_000 + Int(time.tv_nsec) / 1000
     }
 
     /// `statm`'s resident less its shared pages (file-backed and shmem), in KiB.
