@@ -13,6 +13,7 @@ range of the per-run CPU ratios.
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -49,6 +50,17 @@ def idle(bin_dir, seconds):
                      "--seconds", str(seconds)])
 
 
+def thread_medians(rows, n):
+    """Each thread's CPU a fetch (µs), the median over the runs (`fetchd --once`'s `threads:`
+    line; every fetchd run of a row's repeats counts)."""
+    spent = {}
+    for row in rows:
+        for line in row["fetchd_threads"]:
+            for name, milliseconds in re.findall(r"([\w.-]+) (\d+) ms", line):
+                spent.setdefault(name, []).append(1000 * int(milliseconds) / n)
+    return {name: statistics.median(values) for name, values in spent.items() if len(values) * 2 > len(rows)}
+
+
 def medians(results, counts):
     """What bench/README.md quotes, per build."""
     summary = {}
@@ -74,6 +86,7 @@ def medians(results, counts):
             anonymous = [row.get("fetchd_peak_anonymous_mib") for row in rows]
             if all(anonymous):
                 side_summary["http"][n]["peak_anonymous_mib"] = statistics.median(anonymous)
+            side_summary["http"][n]["thread_us_per_fetch"] = thread_medians(rows, int(n))
             config_rows = [row for run in results["config"][side] for row in run["rows"] if str(row["n"]) == n]
             side_summary["config"][n] = {
                 "cpu_ratio": statistics.median(row["cpu_ratio"] for row in config_rows),
@@ -94,16 +107,25 @@ def medians(results, counts):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--old-bin", required=True, help="folder holding the old build's fetchd")
-    parser.add_argument("--new-bin", required=True, help="folder holding the new build's fetchd")
+    parser.add_argument("--medians", metavar="FILE", help="only print the medians of a results file's runs again")
+    parser.add_argument("--old-bin", help="folder holding the old build's fetchd")
+    parser.add_argument("--new-bin", help="folder holding the new build's fetchd")
     parser.add_argument("--old-name", default="old", help="what the old build is (a commit)")
     parser.add_argument("--new-name", default="new", help="what the new build is (a commit)")
     parser.add_argument("-n", type=int, nargs="+", default=[1000, 10000], help="handler counts")
     parser.add_argument("--runs", type=int, default=5, help="runs each of the http and config benches")
     parser.add_argument("--idle-runs", type=int, default=3)
     parser.add_argument("--idle-seconds", type=float, default=60)
-    parser.add_argument("--json", required=True, help="write the results here")
+    parser.add_argument("--json", help="write the results here (needed unless --medians)")
     args = parser.parse_args()
+    if args.medians:
+        with open(args.medians) as file:
+            results = json.load(file)
+        counts = sorted({int(n) for run in results["http"]["old"] for n in run["runs"]})
+        print(json.dumps(medians(results, counts), indent=1))
+        return
+    if not (args.old_bin and args.new_bin and args.json):
+        parser.error("--old-bin, --new-bin and --json name the builds to compare and where the results go")
     builds = {"old": args.old_bin, "new": args.new_bin}
     results = {"date": time.strftime("%Y-%m-%d"), "old": args.old_name, "new": args.new_name,
                "note": f"old and new release builds alternating in one session: {args.runs} runs each of "

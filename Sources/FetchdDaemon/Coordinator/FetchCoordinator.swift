@@ -89,9 +89,8 @@ public actor FetchCoordinator {
         let window = 2 * (config.daemon.maxConcurrent + config.daemon.httpMaxTransfers)
         async let others = WakeQueue.run(wake.queue, width: window, into: Records(), { $0.add($1) }) { index in
             let handler = handlers[index]
-            // A scheduled fetch of a handler planned from its usage ran for a predicted use.
-            let cause = trigger == .timer && handler.learnsUsage ? FetchTrigger.usage : trigger
-            return await self.fetch(handler, trigger: cause, state: .read(wake.states[handler.name]),
+            return await self.fetch(handler, trigger: WakeQueue.cause(of: handler, in: trigger),
+                                    state: .read(wake.states[handler.name]),
                                     deferred: wake.pushes[handler.name]).record
         }
         var records = result

@@ -92,6 +92,9 @@ extension FetchPipeline {
         return "cannot prepare the snapshot directory: \(error)"
     }
 
+    /// The result of a fetch that never got its slot: the daemon stopped first.
+    static let stoppedBeforeStart = FetchResult.failed(reason: "stopped before it started: fetchd is shutting down")
+
     /// A result without a snapshot.
     static func item(_ handler: HandlerConfig, trigger: FetchTrigger, startedAt: Date, finishedAt: Date = Date(),
                      result: FetchResult, notBefore: Date? = nil) -> ResultCommitter.Item {

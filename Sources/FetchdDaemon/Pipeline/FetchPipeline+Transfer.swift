@@ -29,7 +29,7 @@ extension FetchPipeline {
         guard await transfers.slots.acquire() else {
             return TransferRun(record: CompletedFetch(
                 handler: name, trigger: trigger, startedAt: Date(), finishedAt: Date(),
-                result: .failed(reason: "stopped before it started: fetchd is shutting down")))
+                result: Self.stoppedBeforeStart))
         }
         let startedAt = Date()
         let pause = transfers.board.begin(name)

@@ -89,8 +89,7 @@ final class FetchPipeline: Sendable {
                      pushData: String?, daemon: DaemonConfig) async -> ResultCommitter.Item {
         let (slots, key) = slot(for: handler)
         guard await slots.acquire(key: key) else {
-            return Self.item(handler, trigger: trigger, startedAt: Date(),
-                             result: .failed(reason: "stopped before it started: fetchd is shutting down"))
+            return Self.item(handler, trigger: trigger, startedAt: Date(), result: Self.stoppedBeforeStart)
         }
         // Time spent waiting for a slot is not the handler's: its deadline starts now.
         let startedAt = Date()

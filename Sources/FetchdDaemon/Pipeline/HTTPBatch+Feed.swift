@@ -84,7 +84,7 @@ extension HTTPBatch {
     func notStarted(_ index: Int) {
         let handler = handlers[fetches[index].place]
         let item = FetchPipeline.item(handler, trigger: trigger(of: handler), startedAt: Date(),
-                                      result: .failed(reason: "stopped before it started: fetchd is shutting down"))
+                                      result: FetchPipeline.stoppedBeforeStart)
         ended(index, settle: { item })
     }
 

@@ -26,21 +26,21 @@ extension HTTPBatch {
         let startedAt = Date()
         let deadline = ContinuousClock.now + .milliseconds(Int64(handler.deadlineSeconds * 1000))
         let snapshots = pipeline.snapshots
+        // A fetch that cannot start fails at once, its slot given back.
+        func fail(_ reason: String) {
+            releaseSlot(fetch.key)
+            let item = FetchPipeline.item(handler, trigger: trigger, startedAt: startedAt, result: .failed(reason: reason))
+            ended(index, settle: { item })
+        }
         let outputPath: String
         do throws(DurableFile.Failure) {
             outputPath = try snapshots.staging.versionPath(for: handler.name)
         } catch {
-            releaseSlot(fetch.key)
-            let item = FetchPipeline.item(handler, trigger: trigger, startedAt: startedAt,
-                                          result: .failed(reason: FetchPipeline.stagingProblem(error, user: nil)))
-            return ended(index, settle: { item })
+            return fail(FetchPipeline.stagingProblem(error, user: nil))
         }
         guard let http = HandlerFactory.makeHTTP(handler, client: pipeline.httpClient) else {
-            releaseSlot(fetch.key)
             snapshots.staging.discard(stagedFile: outputPath)
-            let item = FetchPipeline.item(handler, trigger: trigger, startedAt: startedAt,
-                                          result: .failed(reason: "not an http handler (a fetchd bug: report it)"))
-            return ended(index, settle: { item })
+            return fail("not an http handler (a fetchd bug: report it)")
         }
         let current = snapshots.currentVersion(of: handler.name)
         // Conditional only when there is content to keep: a 304 without a snapshot would leave none.
@@ -51,9 +51,9 @@ extension HTTPBatch {
                                    timeoutMilliseconds: Int(handler.deadlineSeconds * 1000) + http.backstopMilliseconds,
                                    validators: validators)
         request.deadline = deadline
-        let ended = Ended(index: index, handler: handler, http: http, trigger: trigger, outputPath: outputPath,
+        let ending = Ended(index: index, handler: handler, http: http, trigger: trigger, outputPath: outputPath,
                           startedAt: startedAt, deadline: deadline, current: current)
-        let id = pipeline.httpClient.start(request) { self.transferEnded(ended, $0) }
+        let id = pipeline.httpClient.start(request) { self.transferEnded(ending, $0) }
         let cancel = progress.withLock { progress in
             guard progress.endedEarly.remove(index) == nil else { return false }
             progress.transfers[index] = id
@@ -106,15 +106,13 @@ extension HTTPBatch {
     /// `cancelled` by a shutdown is interrupted; otherwise the handler's answer.
     static func outcome(of result: Result<HTTPResponse, HTTPFailure>, http: HTTPHandler,
                         deadline: ContinuousClock.Instant, stopping: Bool) -> FetchRunner.Outcome {
-        let now = ContinuousClock.now
+        guard ContinuousClock.now < deadline else { return FetchRunner.Outcome(completion: nil, expired: true) }
         switch result {
         case .success(let response):
-            guard now < deadline else { return FetchRunner.Outcome(completion: nil, expired: true) }
             let answer = http.answer(to: response)
             return FetchRunner.Outcome(completion: answer.completion, contentDigest: answer.digest,
                                        serverAnswer: answer.server)
         case .failure(let failure):
-            if now >= deadline { return FetchRunner.Outcome(completion: nil, expired: true) }
             if failure == .cancelled && stopping { return FetchRunner.Outcome(completion: nil, interrupted: true) }
             return FetchRunner.Outcome(completion: .failed(reason: failure.description))
         }

@@ -106,10 +106,8 @@ final class HTTPBatch: Sendable {
         progress = Mutex(Progress(unrecorded: fetches.count))
     }
 
-    /// A scheduled fetch of a handler planned from its usage ran for a predicted use.
-    func trigger(of handler: HandlerConfig) -> FetchTrigger {
-        trigger == .timer && handler.learnsUsage ? .usage : trigger
-    }
+    /// Why this batch's wake fetches `handler` (`WakeQueue.cause`).
+    func trigger(of handler: HandlerConfig) -> FetchTrigger { WakeQueue.cause(of: handler, in: trigger) }
 
     /// Runs every fetch and hands their stored records to `finish` as they come (in batches,
     /// on this task), folding them into `result`. Returns once all are recorded or taken over.

@@ -25,6 +25,12 @@ enum WakeQueue {
         }
     }
 
+    /// Why a wake started by `trigger` fetches `handler`: a scheduled fetch of a handler
+    /// planned from its usage runs for a predicted use.
+    static func cause(of handler: HandlerConfig, in trigger: FetchTrigger) -> FetchTrigger {
+        trigger == .timer && handler.learnsUsage ? .usage : trigger
+    }
+
     /// `items` (handlers, or their places in the configuration) reordered so that consecutive
     /// ones belong to different hosts where possible (round robin over hosts, each host's
     /// handlers in config order); exec handlers count as one more "host".

@@ -54,6 +54,9 @@ final class AnonymousMemoryPeak: Sendable {
         return Int(time.tv_sec) * 1_000_000 + Int(time.tv_nsec) / 1000
     }
 
+    /// The size of a page, in KiB: `statm` counts pages.
+    private static let pageKiB = Int(sysconf(Int32(_SC_PAGESIZE))) / 1024
+
     /// `statm`'s resident less its shared pages (file-backed and shmem), in KiB.
     private static func anonymousKiB(_ descriptor: Int32) -> Int? {
         var buffer = [UInt8](repeating: 0, count: 128)
@@ -61,6 +64,6 @@ final class AnonymousMemoryPeak: Sendable {
         guard count > 0 else { return nil }
         let fields = String(decoding: buffer[..<count], as: UTF8.self).split(separator: " ")
         guard fields.count >= 3, let resident = Int(fields[1]), let shared = Int(fields[2]) else { return nil }
-        return (resident - shared) * Int(sysconf(Int32(_SC_PAGESIZE))) / 1024
+        return (resident - shared) * pageKiB
     }
 }
