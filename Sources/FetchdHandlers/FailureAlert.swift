@@ -71,3 +71,14 @@ public struct FailureAlert: Sendable, Equatable {
         return kept
     }
 }
+
+extension ExecHandler {
+    /// Makes this program one that runs beside its handler's fetches and writes no snapshot: a
+    /// transfer's `on_complete` (the published file in `FETCHD_SNAPSHOT`) or a failure alert's
+    /// `on_failure` (`alert`'s environment). The one setup fetchd and fetchd-runas both use.
+    public mutating func runsBeside(snapshot: String?, alert: FailureAlert?) {
+        if let snapshot { environment["FETCHD_SNAPSHOT"] = snapshot }
+        if let alert { environment.merge(alert.environment) { _, alert in alert } }
+        writesSnapshot = false
+    }
+}

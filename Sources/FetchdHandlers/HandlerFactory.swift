@@ -42,8 +42,7 @@ public enum HandlerFactory {
         }
         if let alert {
             var program = makeExec(config, command: command, daemon: daemon)
-            program.environment.merge(alert.environment) { _, alert in alert }
-            program.writesSnapshot = false
+            program.runsBeside(snapshot: nil, alert: alert)
             return program
         }
         guard let snapshot else { return makeExec(config, command: command, daemon: daemon) }
@@ -54,8 +53,7 @@ public enum HandlerFactory {
     private static func makeOnComplete(_ config: HandlerConfig, command: [String], snapshot: String,
                                        daemon: DaemonConfig) -> ExecHandler {
         var program = makeExec(config, command: command + [snapshot], daemon: daemon)
-        program.environment["FETCHD_SNAPSHOT"] = snapshot
-        program.writesSnapshot = false
+        program.runsBeside(snapshot: snapshot, alert: nil)
         return program
     }
 

@@ -1,5 +1,6 @@
 import FetchdCore
 import FetchdHandlers
+import FetchdSnapshots
 
 #if canImport(Glibc)
 import Glibc
@@ -10,7 +11,7 @@ import Glibc
 /// (or `latest`) elsewhere and have a configured program read a file of its choosing with its
 /// user's rights. Each step is opened relative to the previous one without following a link
 /// (`O_NOFOLLOW`), but for `latest`, whose target must be `versions/VERSION` as fetchd writes
-/// it; the content must be a regular file.
+/// it; the content must be a regular file. The names are `SnapshotLayout`'s.
 struct PublishedSnapshot {
     /// The content, open for reading; the caller closes it.
     let descriptor: Int32
@@ -28,23 +29,24 @@ struct PublishedSnapshot {
         guard folder >= 0 else { return try absent("\(cache)/\(handler)") }
         defer { close(folder) }
         var target = [CChar](repeating: 0, count: 512)
-        let length = readlinkat(folder, "latest", &target, target.count - 1)
-        guard length > 0 else { return try absent("\(cache)/\(handler)/latest") }
+        let layout = SnapshotLayout(root: cache)
+        let length = readlinkat(folder, SnapshotLayout.latestName, &target, target.count - 1)
+        guard length > 0 else { return try absent(layout.latestLink(of: handler)) }
         let link = String(decoding: target[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let parts = link.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2, parts[0] == "versions", !parts[1].isEmpty, parts[1] != ".", parts[1] != ".." else {
-            throw RunasPlan.Refusal(description: "\(cache)/\(handler)/latest points at \"\(link)\", not at versions/VERSION")
+        guard parts.count == 2, parts[0] == SnapshotLayout.versionsName, !parts[1].isEmpty, parts[1] != ".", parts[1] != ".." else {
+            throw RunasPlan.Refusal(description: "\(layout.latestLink(of: handler)) points at \"\(link)\", not at versions/VERSION")
         }
         let version = String(parts[1])
-        let versions = openat(folder, "versions", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard versions >= 0 else { return try absent("\(cache)/\(handler)/versions") }
+        let versions = openat(folder, SnapshotLayout.versionsName, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard versions >= 0 else { return try absent(layout.versionsDirectory(of: handler)) }
         defer { close(versions) }
         let versionFolder = openat(versions, version, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard versionFolder >= 0 else { return try absent("\(cache)/\(handler)/\(link)") }
+        guard versionFolder >= 0 else { return try absent(layout.versionDirectory(of: handler, version: version)) }
         defer { close(versionFolder) }
-        let path = "\(cache)/\(handler)/versions/\(version)/content"
+        let path = layout.contentPath(of: handler, version: version)
         // O_NONBLOCK: a FIFO planted there must not hold the open; it fails the check below.
-        let content = openat(versionFolder, "content", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        let content = openat(versionFolder, SnapshotLayout.contentName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard content >= 0 else { return try absent(path) }
         var info = stat()
         guard fstat(content, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {

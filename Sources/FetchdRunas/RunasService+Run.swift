@@ -29,14 +29,12 @@ extension RunasService {
         var program = HandlerFactory.makeExec(plan.handler, command: plan.command, daemon: plan.daemon)
         program.user = plan.user
         let onComplete = request.program == .onComplete
-        // The plan checked the alert's fields; only on_failure carries them.
-        let alert = request.program == .onFailure ? request.failureAlert : nil
-        if onComplete {
-            program.environment["FETCHD_SNAPSHOT"] = plan.command.last
-        }
-        if let alert { program.environment.merge(alert.environment) { _, alert in alert } }
         let writes = request.program == .command
-        program.writesSnapshot = writes
+        if !writes {
+            // The plan checked the alert's fields; only on_failure carries them.
+            program.runsBeside(snapshot: onComplete ? plan.command.last : nil,
+                               alert: request.program == .onFailure ? request.failureAlert : nil)
+        }
         let context = FetchContext(
             handlerName: plan.handler.name, trigger: request.trigger,
             outputPath: writes ? workspace.copy : "/dev/null",

@@ -201,6 +201,8 @@ struct FailureAlertTests {
         let coordinator = try own.coordinator()
         await fetch(coordinator, times: 3)
         #expect(own.programRuns.isEmpty, "the handler's own program ran instead of the main file's")
+        // And a program did run: the handler's own (it writes to /dev/null).
+        #expect(own.log.entries(with: MessageID.handlerFailing).first?.metadata["alert_program"] == "run")
         let none = try Setup(keys: "on_failure = []")
         let other = try none.coordinator()
         await fetch(other, times: 3)

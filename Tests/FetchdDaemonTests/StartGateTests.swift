@@ -5,7 +5,7 @@ import Testing
 /// The first wake's gate: opened before or during the wait it lets the wake through, and it
 /// never holds it past its limit.
 struct StartGateTests {
-    @Test func anOpenGateLetsThroughAndAClosedOneOnlyUntilItsLimit() async {
+    @Test(.timeLimit(.minutes(1))) func anOpenGateLetsThroughAndAClosedOneOnlyUntilItsLimit() async {
         let open = StartGate()
         open.open()
         open.open()

@@ -8,7 +8,7 @@ import Foundation
 /// not once per handler). Only failing alerts count and are limited: a recovery runs the
 /// program only after a failing alert that ran, so it is bounded by the same limits. An alert
 /// over the limit is still journaled, saying so.
-struct AlertRateLimit: Sendable, Equatable {
+struct AlertRateLimit: Sendable {
     /// The least time between two alert runs of one handler, in seconds.
     var handlerIntervalSeconds = Defaults.alertHandlerIntervalSeconds
     /// The most alert runs of all handlers per window.

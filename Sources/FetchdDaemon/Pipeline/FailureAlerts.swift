@@ -38,15 +38,14 @@ final class FailureAlerts: Sendable {
     let logger: Logger
     private let memory = Mutex(Memory())
     /// How often programs may run.
-    let rateLimit: AlertRateLimit
+    let rateLimit = AlertRateLimit()
     private let queue = DispatchQueue(label: "fetchd-alerts")
 
     /// Alerts over `state`'s counts, running programs with `runner`.
-    init(state: StateStore, runner: FetchRunner, logger: Logger, rateLimit: AlertRateLimit = AlertRateLimit()) {
+    init(state: StateStore, runner: FetchRunner, logger: Logger) {
         self.state = state
         self.runner = runner
         self.logger = logger
-        self.rateLimit = rateLimit
     }
 
     /// Looks at `record`, just recorded for `handler`, later and off the caller: a failure may

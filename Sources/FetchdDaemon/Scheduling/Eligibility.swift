@@ -46,7 +46,7 @@ struct Eligibility: Sendable {
         let dueBy = input.dueBy
         // The handlers whose window is open; partial transfers resume when their retry time has
         // come, whatever their min_interval.
-        var open = handlers.indices.filter { windows[$0].map { $0.opens <= dueBy } == true && !input.isBusy(handlers[$0].name) }
+        var open = Scheduler.openIndices(windows, dueBy: dueBy) { !input.isBusy(handlers[$0].name) }
         var resuming: Set<Int> = []
         if input.transferResumes.values.contains(where: { $0 <= dueBy }) {
             let alreadyOpen = Set(open.map { handlers[$0].name })
@@ -83,8 +83,7 @@ struct Eligibility: Sendable {
         // was the largest allocation after each wake.
         let free = handlers.indices.lazy.filter {
             let handler = handlers[$0]
-            return !input.isBusy(handler.name) && waiting[handler.name] == nil
-                && (handler.minInterval != .minimum || planned[handler.name] != nil)
+            return !input.isBusy(handler.name) && waiting[handler.name] == nil && Scheduler.hasSchedule(handler, planned: planned)
         }
         let upcoming = free.compactMap { windows[$0]?.closes }.min()
         let resume = input.transferResumes.filter { waiting[$0.key] == nil }.values.min()

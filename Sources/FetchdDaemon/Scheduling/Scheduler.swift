@@ -69,9 +69,21 @@ public enum Scheduler {
                                   sharing: WakeSharing = .standard) -> [Int] {
         let windows = windows(handlers, states: states, now: now, planned: planned, floors: floors, sharing: sharing)
         let dueBy = now.addingTimeInterval(dueTolerance)
-        let open = handlers.indices.filter { windows[$0].map { $0.opens <= dueBy } ?? false }
+        let open = openIndices(windows, dueBy: dueBy)
         guard open.contains(where: { windows[$0]!.closes <= dueBy }) else { return [] }
         return open
+    }
+
+    /// The places in `windows` whose window is open by `dueBy` and that `include` keeps, in
+    /// config order: what a wake may run (`dueIndices`, `Eligibility`).
+    static func openIndices(_ windows: [Window?], dueBy: Date, where include: (Int) -> Bool = { _ in true }) -> [Int] {
+        windows.indices.filter { windows[$0].map { $0.opens <= dueBy } == true && include($0) }
+    }
+
+    /// Whether `handler` has a time of its own for the next wake (`upcoming`, `Eligibility.next`):
+    /// `minimum` handlers are always eligible and follow the heartbeat unless planned.
+    static func hasSchedule(_ handler: HandlerConfig, planned: [String: Date]) -> Bool {
+        handler.minInterval != .minimum || planned[handler.name] != nil
     }
 
     /// When a wake must come for `handlers` (pass only those that are not running): the earliest
@@ -81,7 +93,7 @@ public enum Scheduler {
     /// unless planned: they follow the heartbeat ("as often as the daemon wakes").
     public static func upcoming(_ handlers: some Sequence<HandlerConfig>, states: [String: HandlerState], now: Date,
                                 planned: [String: Date] = [:], sharing: WakeSharing = .standard) -> Date? {
-        handlers.lazy.filter { $0.minInterval != .minimum || planned[$0.name] != nil }
+        handlers.lazy.filter { hasSchedule($0, planned: planned) }
             .compactMap { window($0, state: states[$0.name], now: now, planned: planned[$0.name], sharing: sharing)?.closes }
             .min()
     }

@@ -1,4 +1,3 @@
-import FetchdClock
 import Synchronization
 
 /// Holds the daemon's first wake until a watcher has had its first look at what the first wake
@@ -10,26 +9,20 @@ final class StartGate: Sendable {
     /// answers delays the first wake no more than it delays the watcher.
     static let limitSeconds = 5.0
 
-    private let stream: AsyncStream<Void>
-    private let continuation: AsyncStream<Void>.Continuation
-    /// Whether the gate has been waited on: an AsyncStream takes one reader.
+    /// Kept when sent before the wait: an opening is never lost.
+    private let opened = WakeSignal()
+    /// Whether the gate has been waited on: only the first wake waits.
     private let waited = Mutex(false)
 
     /// A closed gate.
-    init() { (stream, continuation) = AsyncStream.makeStream(of: Void.self) }
+    init() {}
 
     /// Lets the first wake through; later calls do nothing.
-    func open() { continuation.finish() }
+    func open() { opened.signal() }
 
     /// Returns once the gate is open, or after `limitSeconds`, or at once when waited on before.
     func pass(limitSeconds: Double = StartGate.limitSeconds) async {
         guard waited.withLock({ waited in defer { waited = true }; return !waited }) else { return }
-        let stream = self.stream
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { for await _ in stream {} }
-            group.addTask { _ = await DeadlineTimer.shared.sleep(for: .seconds(limitSeconds)) }
-            await group.next()
-            group.cancelAll()
-        }
+        await opened.wait(atMost: .milliseconds(Int64(limitSeconds * 1000)))
     }
 }

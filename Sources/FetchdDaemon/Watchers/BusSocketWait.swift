@@ -8,7 +8,7 @@ import Glibc
 /// Waits, with inotify and no timer, for a bus's socket to appear: a machine without a system
 /// bus (a container) keeps none, and retrying there with growing delays would wake the daemon
 /// every minute for good, against its promise of no wake-ups while idle. A bus watcher that
-/// opts in (`BusWatching.waitsForBusSocket`) retries once the socket's folder gets the socket;
+/// opts in (`BusWatchLoop`'s `waitsForBusSocket`) retries once the socket's folder gets the socket;
 /// where that cannot be watched (no inotify, no folder), it retries with delays as before.
 final class BusSocketWait: Sendable {
     /// The default system bus socket, as sd-bus connects to it.

@@ -41,14 +41,18 @@ final class BusWatchLoop<Watcher: BusWatching>: Sendable {
     private let fresh: Watcher.LinkState
     private let events: AsyncStream<Event>
     private let continuation: AsyncStream<Event>.Continuation
-    /// Waits for a missing bus socket, for watchers that opt in (`waitsForBusSocket`).
-    private let socketWait: BusSocketWait
+    /// Waits for a missing bus socket, for a watcher wanted by default (nil for the others,
+    /// which retry after growing delays): an inotify instance only where it can be used.
+    private let socketWait: BusSocketWait?
 
     /// A loop on `bus`, its connection's queue named `label`. `logPrefix` heads its log lines
     /// ("network"); `purpose` says what connecting is for, to complete "cannot … on the system
-    /// bus" ("follow NetworkManager"); the watcher's state starts as `state`.
+    /// bus" ("follow NetworkManager"); the watcher's state starts as `state`. With
+    /// `waitsForBusSocket`, a missing bus socket is waited for (`BusSocketWait`) instead of
+    /// retried after growing delays: for a watcher wanted by default, which would otherwise
+    /// wake an idle daemon on a machine without the bus.
     init(bus: BusConnection.Bus, label: String, logger: Logger, logPrefix: String, purpose: String,
-         state: Watcher.LinkState) {
+         state: Watcher.LinkState, waitsForBusSocket: Bool = false) {
         self.bus = bus
         self.label = label
         self.logger = logger
@@ -56,7 +60,7 @@ final class BusWatchLoop<Watcher: BusWatching>: Sendable {
         self.purpose = purpose
         fresh = state
         (events, continuation) = AsyncStream.makeStream(of: Event.self)
-        socketWait = BusSocketWait(label: label + "-socket")
+        socketWait = waitsForBusSocket ? BusSocketWait(label: label + "-socket") : nil
     }
 
     /// Takes the configuration now in force into account (after a reload).
@@ -84,7 +88,7 @@ final class BusWatchLoop<Watcher: BusWatching>: Sendable {
                     }
                 }
                 _ = link.bus.leave()
-                socketWait.cancel()
+                socketWait?.cancel()
                 group.cancelAll()
             }
         } onGracefulShutdown: { [continuation] in
@@ -96,7 +100,7 @@ final class BusWatchLoop<Watcher: BusWatching>: Sendable {
     /// afresh) when it no longer wants it.
     private func connectIfWanted(_ watcher: Watcher, _ link: inout Link, group: inout DiscardingTaskGroup) async {
         guard await watcher.wanted() else {
-            socketWait.cancel()
+            socketWait?.cancel()
             let wasOpen = link.bus.leave()
             link = Link(state: fresh)
             await watcher.left(wasOpen: wasOpen)
@@ -113,7 +117,7 @@ final class BusWatchLoop<Watcher: BusWatching>: Sendable {
             watcher.connected(again: again)
         } catch {
             let problem = "cannot \(purpose) on the \(bus) (\(error))"
-            if watcher.waitsForBusSocket, socketWait.start(for: bus, { continuation.yield(.retry) }) {
+            if let socketWait, socketWait.start(for: bus, { continuation.yield(.retry) }) {
                 link.bus.waitingForSocket(problem + "; waiting for its socket to appear", logger: logger, prefix: logPrefix,
                                           firstLog: { watcher.outageBegan($0) })
             } else {

@@ -17,11 +17,6 @@ protocol BusWatching: Sendable {
     /// The loop that runs the watcher.
     var loop: BusWatchLoop<Self> { get }
 
-    /// Whether, when the bus's socket is not there, the loop waits for it to appear
-    /// (`BusSocketWait`) instead of retrying after growing delays: for a watcher wanted by
-    /// default, which would otherwise wake an idle daemon on a machine without the bus.
-    var waitsForBusSocket: Bool { get }
-
     /// Whether some handler wants the bus, in the configuration now in force (asked at start,
     /// after every reload and before every retry).
     func wanted() async -> Bool
@@ -55,7 +50,4 @@ extension BusWatching {
 
     /// Nothing to do when the connection closes by itself.
     func closed(_ state: inout LinkState) async {}
-
-    /// Retries after growing delays, also when the bus's socket is not there.
-    var waitsForBusSocket: Bool { false }
 }

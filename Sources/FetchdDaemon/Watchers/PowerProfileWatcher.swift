@@ -35,7 +35,10 @@ final class PowerProfileWatcher: Service, Sendable {
         self.wakes = wakes
         self.firstLook = firstLook
         loop = BusWatchLoop(bus: bus, label: "fetchd-power-profile-watcher", logger: logger, logPrefix: "power profile",
-                            purpose: "follow power-profiles-daemon", state: LinkState())
+                            purpose: "follow power-profiles-daemon", state: LinkState(),
+                            // Wanted by default (`power_saver = "defer"`): on a machine without a
+                            // system bus it waits for the socket rather than retrying while idle.
+                            waitsForBusSocket: true)
     }
 
     /// The errors of a call to a name that has no owner (any more).
@@ -75,10 +78,6 @@ extension PowerProfileWatcher: BusWatching {
         /// once its profile is read, not at connecting (it may not be on the bus at all).
         var followingLogged = false
     }
-
-    /// Wanted by default (`power_saver = "defer"`): on a machine without a system bus it waits
-    /// for the bus's socket to appear rather than retrying on a timer while idle.
-    var waitsForBusSocket: Bool { true }
 
     /// Whether some handler's scheduled fetches wait in power-saver.
     func wanted() async -> Bool {

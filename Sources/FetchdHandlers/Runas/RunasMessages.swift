@@ -52,10 +52,15 @@ public struct RunasRequest: Codable, Sendable, Equatable {
     public static let currentVersion = 1
     /// The most bytes a request may take (a push's data is far smaller).
     public static let maxBytes = 64 * 1024
-    /// Every field a request may have.
-    public static let fields: Set<String> = ["version", "handler", "program", "trigger", "seconds", "wallDeadline",
-                                             "pushData", "snapshot",
-                                             "alert", "result", "reason", "failures", "lastSuccess"]
+    /// Every field a request may have: the keys it is coded with.
+    public static let fields = Set(CodingKeys.allCases.map(\.rawValue))
+
+    /// The request's fields, as JSON names them; `fields` is read from here, so the check of
+    /// unknown fields and the coding cannot disagree.
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case version, handler, program, trigger, seconds, wallDeadline, pushData, snapshot
+        case alert, result, reason, failures, lastSuccess
+    }
 
     /// Creates a request.
     public init(handler: String, program: Program, trigger: FetchTrigger, seconds: Double, wallDeadline: Int) {
