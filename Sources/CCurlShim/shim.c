@@ -70,8 +70,8 @@ CURLcode fetchd_curl_msg_result(const CURLMsg *message) {
    open at that moment and hold it open after libcurl closed it. So fetchd opens them, with the
    flag in the one socket() call: no child started from another thread between socket() and a
    later fcntl() can inherit one.
-   The gate, when there is one, is asked first with the numeric address libcurl is about to
-   connect to (the proxy's, when the connection is to a proxy): a refused address gets no
+   The gate, when there is one, is asked first with the numeric address and port libcurl is
+   about to connect to (the proxy's, when the connection is to a proxy): a refused address gets no
    socket, so not even a SYN reaches it. An address of another family (fetchd asks for none)
    is passed as "", which names no address at all. */
 static curl_socket_t fetchd_curl_open_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *address) {
@@ -80,12 +80,18 @@ static curl_socket_t fetchd_curl_open_socket(void *clientp, curlsocktype purpose
     if (gate && gate->admit) {
         char text[INET6_ADDRSTRLEN] = "";
         const void *bytes = NULL;
-        if (address->family == AF_INET && address->addrlen >= sizeof(struct sockaddr_in))
-            bytes = &((const struct sockaddr_in *)(const void *)&address->addr)->sin_addr;
-        else if (address->family == AF_INET6 && address->addrlen >= sizeof(struct sockaddr_in6))
-            bytes = &((const struct sockaddr_in6 *)(const void *)&address->addr)->sin6_addr;
+        int port = 0;
+        if (address->family == AF_INET && address->addrlen >= sizeof(struct sockaddr_in)) {
+            const struct sockaddr_in *v4 = (const struct sockaddr_in *)(const void *)&address->addr;
+            bytes = &v4->sin_addr;
+            port = ntohs(v4->sin_port);
+        } else if (address->family == AF_INET6 && address->addrlen >= sizeof(struct sockaddr_in6)) {
+            const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)(const void *)&address->addr;
+            bytes = &v6->sin6_addr;
+            port = ntohs(v6->sin6_port);
+        }
         if (bytes && !inet_ntop(address->family, bytes, text, sizeof text)) text[0] = 0;
-        if (!gate->admit(gate->userdata, text)) return CURL_SOCKET_BAD;
+        if (!gate->admit(gate->userdata, text, port)) return CURL_SOCKET_BAD;
     }
     return socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
 }
@@ -108,15 +114,20 @@ static CURLUcode copy_part(CURLU *handle, CURLUPart which, unsigned int flags, c
     return code;
 }
 
-CURLUcode fetchd_curl_url_parts(const char *url, unsigned int flags, char *scheme, size_t scheme_capacity,
-                                char *host, size_t host_capacity, char *port, size_t port_capacity) {
+CURLUcode fetchd_curl_url_parts(const char *url, unsigned int flags, unsigned int port_flags,
+                                char *scheme, size_t scheme_capacity, char *host, size_t host_capacity,
+                                char *port, size_t port_capacity) {
     CURLU *handle = curl_url();
     if (!handle) return CURLUE_OUT_OF_MEMORY;
     CURLUcode code = curl_url_set(handle, CURLUPART_URL, url, flags);
     if (code == CURLUE_OK) code = copy_part(handle, CURLUPART_SCHEME, 0, scheme, scheme_capacity);
     if (code == CURLUE_OK) code = copy_part(handle, CURLUPART_HOST, 0, host, host_capacity);
-    // http://h and http://h:80 are one origin.
-    if (code == CURLUE_OK) code = copy_part(handle, CURLUPART_PORT, CURLU_DEFAULT_PORT, port, port_capacity);
+    /* CURLU_DEFAULT_PORT: http://h and http://h:80 are one origin. Without it, a URL with no
+       port gives CURLUE_NO_PORT, which leaves `port` empty. */
+    if (code == CURLUE_OK) {
+        code = copy_part(handle, CURLUPART_PORT, port_flags, port, port_capacity);
+        if (code == CURLUE_NO_PORT && port && port_capacity > 0) { port[0] = 0; code = CURLUE_OK; }
+    }
     curl_url_cleanup(handle);
     return code;
 }

@@ -120,10 +120,12 @@ extension CurlEasy {
     /// one is never sent anything; libcurl then fails the attempt as a connection it could not
     /// make (`CurlEasy` reports the refusal instead). The connection that is made still goes
     /// through `checkConnection`, which also sees reused connections (no socket is opened for one).
-    static let admitAddress: fetchd_curl_admit_callback = { userdata, address in
+    static let admitAddress: fetchd_curl_admit_callback = { userdata, address, port in
         let state = Unmanaged<TransferState>.fromOpaque(userdata!).takeUnretainedValue()
         guard state.redirects != nil, let address, let handle = state.handle else { return 1 }
-        let verdict = state.redirects!.checkBeforeConnecting(to: String(cString: address)) { CurlEasy.effectiveURL(of: handle) }
+        let verdict = state.redirects!.checkBeforeConnecting(to: String(cString: address), port: Int(port)) {
+            CurlEasy.effectiveURL(of: handle)
+        }
         switch verdict {
         case .allow, .allowWithoutCustomHeaders:
             return 1
@@ -139,10 +141,12 @@ extension CurlEasy {
     /// Applies `RedirectPolicy` to each connection, before its request is sent. Switching the
     /// header list here takes effect for the request about to be made: libcurl builds it from the
     /// handle's options after this callback returns.
-    static let checkConnection: fetchd_curl_prereq_callback = { userdata, primaryIP, _, _, _ in
+    static let checkConnection: fetchd_curl_prereq_callback = { userdata, primaryIP, _, primaryPort, _ in
         let state = Unmanaged<TransferState>.fromOpaque(userdata!).takeUnretainedValue()
         guard state.redirects != nil, let primaryIP, let handle = state.handle else { return CURL_PREREQFUNC_OK }
-        let verdict = state.redirects!.check(connectedAddress: String(cString: primaryIP)) { CurlEasy.effectiveURL(of: handle) }
+        let verdict = state.redirects!.check(connectedAddress: String(cString: primaryIP), port: Int(primaryPort)) {
+            CurlEasy.effectiveURL(of: handle)
+        }
         switch verdict {
         case .allow:
             // An address refused before connecting was passed over for this one: no longer the

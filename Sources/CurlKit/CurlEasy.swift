@@ -19,6 +19,10 @@ final class CurlEasy {
     private var headerList: UnsafeMutablePointer<curl_slist>?
     /// The conditional headers alone: what is sent once a redirect changes the host.
     private var crossHostHeaderList: UnsafeMutablePointer<curl_slist>?
+    /// Named proxies pinned to the addresses fetchd resolved (`routeThroughProxies`).
+    var proxyResolveList: UnsafeMutablePointer<curl_slist>?
+    /// A global-only transfer's host pinned to its checked address (`routeThroughProxies`).
+    var connectToList: UnsafeMutablePointer<curl_slist>?
     /// What the open-socket callback asks, at a fixed address for as long as the handle lives:
     /// libcurl keeps the pointer (CURLOPT_OPENSOCKETDATA).
     private let socketGate: UnsafeMutablePointer<fetchd_curl_socket_gate>
@@ -63,9 +67,10 @@ final class CurlEasy {
         }
         for header in request.headers + conditional { headerList = curl_slist_append(headerList, header) }
         // `proxy = ""` means none, not even the environment's (CURLOPT_PROXY "" turns it off).
-        state.redirects = RedirectPolicy(url: request.url, viaProxy: request.proxy.map { !$0.isEmpty }
-                                         ?? RedirectPolicy.environmentHasProxy,
-                                         globalOnly: request.globalAddressesOnly)
+        do throws(HTTPFailure) { state.redirects = try routeThroughProxies(request) } catch {
+            abandon()
+            throw error
+        }
         state.handle = handle
         if !request.headers.isEmpty {
             for header in conditional { crossHostHeaderList = curl_slist_append(crossHostHeaderList, header) }
@@ -146,6 +151,10 @@ final class CurlEasy {
         headerList = nil
         curl_slist_free_all(crossHostHeaderList)
         crossHostHeaderList = nil
+        curl_slist_free_all(proxyResolveList)
+        proxyResolveList = nil
+        curl_slist_free_all(connectToList)
+        connectToList = nil
     }
 
     /// The outcome of the transfer that ended with `code`; releases the transfer.

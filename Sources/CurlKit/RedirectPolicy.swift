@@ -22,9 +22,16 @@ import FetchdCore
 /// Private IPv4 networks and IPv6 unique-local addresses are one class, as are 127/8 and ::1,
 /// and 169.254/16 and fe80::/10: a dual-stack host may be reached over either family from one
 /// connection to the next. IPv4 addresses inside IPv6 ones (mapped, compatible, NAT64) count as
-/// the IPv4 address. With a proxy (configured, or from the environment), the proxy makes the
-/// connections, so the connected address is the proxy's; the hosts written in the URLs (IP
-/// literals and `localhost`) are checked as well, and names are for the proxy's own rules.
+/// the IPv4 address.
+///
+/// With proxies (`proxy`, or fetchd's environment), a connection is through a proxy only when
+/// its address **and** port are a proxy's (`ProxyRoute`); every other connection, the first
+/// included, went direct (a `no_proxy` host, or a scheme with no proxy) and is held to exactly
+/// the rules above. Through a proxy the connected address is the proxy's, so the host written
+/// in the URL is checked instead (IP literals and `localhost`; the proxy resolves a name). A
+/// global-only transfer goes further: a name the proxy would resolve is allowed only when fetchd
+/// resolved it first, found every address global and pinned the proxy's tunnel to one of them
+/// (`pinnedHosts`, `CurlEasy.pinThroughProxy`).
 struct RedirectPolicy {
     /// What to do with a connection.
     enum Verdict: Equatable {
@@ -39,46 +46,40 @@ struct RedirectPolicy {
 
     /// The configured URL.
     let url: String
-    /// Whether a proxy may make the connections (a `proxy`, or one from the environment).
-    let viaProxy: Bool
-    /// The class of the first connection's address, the configured URL's own; set by the first
-    /// `check`. Behind a proxy, the proxy's.
+    /// The proxies that may make connections; empty without one.
+    let proxies: ProxyRoute
+    /// Whether every connection must reach a global address, the first one included.
+    let globalOnly: Bool
+    /// Host names (lower case) a global-only transfer may have a proxy connect to: fetchd
+    /// resolved each, every address was global, and the tunnel is pinned to one of them.
+    let pinnedHosts: Set<String>
+    /// The class of what the configured URL's host reached, set by the first `check`: the
+    /// connected address's when direct, the host's as written when through a proxy.
     private(set) var originClass: AddressClass?
-    /// Behind a proxy: the class of the configured URL's host as written.
-    private var originHostClass: AddressClass?
-    /// Behind a proxy: the proxy's address, the first connection's. A later hop connected
-    /// elsewhere went direct (`no_proxy`).
-    private var proxyAddress: String?
     /// The configured URL's scheme (lower case), host and port, parsed at the first redirect: most
     /// fetches have none, and this runs for every fetch.
     private var origin: (scheme: String, host: String, port: String)?
     /// Whether the custom headers were dropped already.
     private(set) var headersDropped = false
-    /// Whether every connection must reach a global address, the first one included.
-    let globalOnly: Bool
 
     /// A policy for a transfer of `url`.
-    init(url: String, viaProxy: Bool, globalOnly: Bool = false) {
+    init(url: String, proxies: ProxyRoute = .none, globalOnly: Bool = false, pinnedHosts: Set<String> = []) {
         self.url = url
-        self.viaProxy = viaProxy
+        self.proxies = proxies
         self.globalOnly = globalOnly
+        self.pinnedHosts = pinnedHosts
     }
 
-    /// Checks a connection to `address` (numeric) made for `currentURL`, the URL the request
-    /// is about to be sent for (only asked for after the first connection).
-    ///
-    /// The connected address is always checked: behind a proxy it is the proxy's, the same for
-    /// every hop, unless a hop goes direct (`no_proxy`), and then it is the real one, held to the
-    /// configured host's class as written (a proxy reached at several addresses therefore has
-    /// hops to its other addresses refused when they are internal). Behind a proxy the host
-    /// written in the URL is checked too. A hop whose URL cannot be read is refused.
-    mutating func check(connectedAddress address: String, currentURL: () -> String?) -> Verdict {
+    /// Checks a connection to `address` (numeric) and `port` made for `currentURL`, the URL the
+    /// request is about to be sent for (only asked for after the first connection). A hop whose
+    /// URL cannot be read is refused.
+    mutating func check(connectedAddress address: String, port: Int, currentURL: () -> String?) -> Verdict {
         guard originClass != nil else {
-            originClass = AddressClass.of(address: address)
-            if viaProxy { proxyAddress = address }
-            return firstConnection(to: address)
+            let (verdict, reached) = firstConnection(to: address, port: port)
+            originClass = reached
+            return verdict
         }
-        let verdict = hop(to: address, currentURL: currentURL)
+        let verdict = hop(to: address, port: port, currentURL: currentURL)
         guard verdict == .allowWithoutCustomHeaders else { return verdict }
         // Dropped once, for the rest of the fetch.
         if headersDropped { return .allow }
@@ -86,39 +87,55 @@ struct RedirectPolicy {
         return verdict
     }
 
-    /// What `check` will say of a connection to `address` (numeric), asked before its socket is
-    /// opened: a refusal here means nothing at all is sent to `address`. Records nothing (the
-    /// connection, once made, is still given to `check`), and never asks to drop the headers.
+    /// What `check` will say of a connection to `address` (numeric) and `port`, asked before its
+    /// socket is opened: a refusal here means nothing at all is sent to `address`. Records
+    /// nothing (the connection, once made, is still given to `check`), and never asks to drop
+    /// the headers.
     ///
     /// The kernel connects the unspecified address (0.0.0.0, ::) to the loopback, so it is
     /// checked, and named, as the loopback address the connection would reach.
-    mutating func checkBeforeConnecting(to address: String, currentURL: () -> String?) -> Verdict {
+    mutating func checkBeforeConnecting(to address: String, port: Int, currentURL: () -> String?) -> Verdict {
         let reached = Self.unspecifiedAsLoopback[address] ?? address
-        let verdict = originClass == nil ? firstConnection(to: reached) : hop(to: reached, currentURL: currentURL)
+        let verdict = originClass == nil ? firstConnection(to: reached, port: port).verdict
+            : hop(to: reached, port: port, currentURL: currentURL)
         return verdict == .allowWithoutCustomHeaders ? .allow : verdict
     }
 
     /// The loopback address that a connection to an unspecified one reaches on Linux.
     private static let unspecifiedAsLoopback = ["0.0.0.0": "127.0.0.1", "::": "::1", "::ffff:0.0.0.0": "::ffff:127.0.0.1"]
 
-    /// The first connection's verdict: it is the configured URL's own, refused only for
-    /// `globalOnly`, and then by the host as written when behind a proxy (the connected address
-    /// is the proxy's), by `address` otherwise.
-    private mutating func firstConnection(to address: String) -> Verdict {
-        if viaProxy, originHostClass == nil {
-            originHostClass = CurlURL.parts(of: url).map { AddressClass.of(urlHost: $0.host) } ?? .global
+    /// The first connection's verdict, and the class the configured host reached: it is the
+    /// configured URL's own, refused only for `globalOnly`.
+    private func firstConnection(to address: String, port: Int) -> (verdict: Verdict, reached: AddressClass) {
+        guard proxies.contains(address: address, port: port) else {
+            let reached = AddressClass.of(address: address)
+            guard !globalOnly || reached == .global else {
+                return (.refuseAddress("\(address) is \(reached.withArticle) address; \(Self.globalOnlyRule)"), reached)
+            }
+            return (.allow, reached)
         }
-        let reached = viaProxy ? originHostClass ?? .global : AddressClass.of(address: address)
-        if globalOnly, reached != .global {
-            return .refuseAddress("\(viaProxy ? "the URL's host" : address) is \(reached.withArticle) address; "
-                + "this handler may reach only addresses on the Internet at large")
+        let host = CurlURL.parts(of: url)?.host ?? ""
+        let reached = AddressClass.of(urlHost: host)
+        if globalOnly, let problem = globalOnlyProblem(host: host, hostClass: reached) {
+            return (.refuseAddress("the URL's host \(problem); \(Self.globalOnlyRule)"), reached)
         }
-        return .allow
+        return (.allow, reached)
+    }
+
+    /// What a global-only transfer is told of a refused connection.
+    private static let globalOnlyRule = "this handler may reach only addresses on the Internet at large"
+
+    /// Why a global-only transfer may not have a proxy connect to `host` (of `hostClass` as
+    /// written), or nil when it may: an IP literal must be global, a name pinned.
+    private func globalOnlyProblem(host: String, hostClass: AddressClass) -> String? {
+        if hostClass != .global { return "is \(hostClass.withArticle) address" }
+        if ProxyRoute.canonical(host.trimmingBrackets) != nil || pinnedHosts.contains(host) { return nil }
+        return "\(host) is a name the proxy would resolve, which fetchd cannot check"
     }
 
     /// A later connection's verdict (a redirect, or the configured host again): refused, or
     /// allowed, without the custom headers when it is another origin (`check` drops them once).
-    private mutating func hop(to address: String, currentURL: () -> String?) -> Verdict {
+    private mutating func hop(to address: String, port: Int, currentURL: () -> String?) -> Verdict {
         guard let originClass, let current = currentURL(), let parts = CurlURL.parts(of: current),
               let origin = origin ?? CurlURL.parts(of: url) else {
             return .refuse("the redirect's URL could not be read to check it")
@@ -127,18 +144,23 @@ struct RedirectPolicy {
         if origin.scheme == "https", parts.scheme == "http" {
             return .refuse("\(current) would drop from https to http")
         }
-        // A hop that went direct past the proxy (`no_proxy`) is held to the configured host's own
-        // class: the proxy's (an internal address, often) says nothing of what the origin may reach.
-        let addressClass = AddressClass.of(address: address)
-        let wentDirect = viaProxy && address != proxyAddress
-        let allowedClass = wentDirect ? originHostClass ?? .global : originClass
-        if addressClass != .global, addressClass != allowedClass {
-            return .refuse("\(current) leads to \(address), \(addressClass.withArticle) address, "
-                + "and the configured URL's host is not one")
-        }
-        if viaProxy, case let hostClass = AddressClass.of(urlHost: parts.host), hostClass != .global, hostClass != originHostClass {
-            return .refuse("\(current) names \(parts.host), \(hostClass.withArticle) address, "
-                + "and the configured URL's host is not one")
+        if proxies.contains(address: address, port: port) {
+            // The proxy connects on: what the URL names is what it reaches.
+            let hostClass = AddressClass.of(urlHost: parts.host)
+            if hostClass != .global, hostClass != originClass {
+                return .refuse("\(current) names \(parts.host), \(hostClass.withArticle) address, "
+                    + "and the configured URL's host is not one")
+            }
+            if globalOnly, let problem = globalOnlyProblem(host: parts.host, hostClass: hostClass) {
+                return .refuse("\(current): through the proxy, \(problem)")
+            }
+        } else {
+            // Direct: the address connected to is what is reached, whatever the URL names.
+            let addressClass = AddressClass.of(address: address)
+            if addressClass != .global, addressClass != originClass {
+                return .refuse("\(current) leads to \(address), \(addressClass.withArticle) address, "
+                    + "and the configured URL's host is not one")
+            }
         }
         // Another origin (scheme, host or port) may be another server: the custom headers
         // (an API key, say) were meant for the configured one.
@@ -147,13 +169,11 @@ struct RedirectPolicy {
         }
         return .allow
     }
+}
 
-    /// Whether libcurl takes a proxy from the environment for requests without `proxy` (the
-    /// variables it reads; `http_proxy` only in lower case, as libcurl does). Read once: the
-    /// environment is fetchd's own and does not change while it runs.
-    static let environmentHasProxy: Bool =
-        ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"].contains {
-            guard let value = getenv($0) else { return false }
-            return value.pointee != 0
-        }
+extension String {
+    /// The text without the brackets of an IPv6 URL host.
+    var trimmingBrackets: String {
+        hasPrefix("[") && hasSuffix("]") ? String(dropFirst().dropLast()) : self
+    }
 }

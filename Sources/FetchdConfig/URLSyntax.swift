@@ -8,7 +8,7 @@ import FetchdCore
 enum URLSyntax {
     /// Why libcurl cannot use `url`, nil when it can.
     static func problem(with url: String) -> String? {
-        let code = fetchd_curl_url_parts(url, 0, nil, 0, nil, 0, nil, 0)
+        let code = fetchd_curl_url_parts(url, 0, 0, nil, 0, nil, 0, nil, 0)
         guard code != CURLUE_OK else { return nil }
         let reason = curl_url_strerror(code).map { String(cString: $0) } ?? "error \(code.rawValue)"
         return "libcurl cannot parse \"\(url)\": \(reason.prefix(1).lowercased() + reason.dropFirst())"
@@ -20,7 +20,7 @@ enum URLSyntax {
     /// libcurl cannot parse is `problem(with:)`'s to report.
     static func nonGlobalHost(in url: String) -> String? {
         var host = [CChar](repeating: 0, count: 1024)
-        let code = fetchd_curl_url_parts(url, 0, nil, 0, &host, host.count, nil, 0)
+        let code = fetchd_curl_url_parts(url, 0, 0, nil, 0, &host, host.count, nil, 0)
         guard code == CURLUE_OK else { return code == CURLUE_NO_HOST ? "the URL names no host" : nil }
         let name = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let addressClass = AddressClass.of(urlHost: name)

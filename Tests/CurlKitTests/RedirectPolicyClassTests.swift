@@ -11,6 +11,11 @@ import Glibc
 /// `RedirectPolicy`'s address classes and its decisions, address by address (the daemon-level
 /// test, RedirectPolicyTests, connects to most of them for real in a network namespace).
 struct RedirectPolicyClassTests {
+    /// A proxy on the loopback, as a forward proxy on the same machine listens.
+    static let loopbackProxy = ProxyRoute(endpoints: [.init(address: "127.0.0.1", port: 3128)], pins: [], unresolved: [])
+    /// A proxy on a private address, as a company's listens.
+    static let corpProxy = ProxyRoute(endpoints: [.init(address: "10.0.0.3", port: 3128)], pins: [], unresolved: [])
+
     @Test(arguments: [
         ("127.0.0.1", "loopback"), ("127.255.1.2", "loopback"), ("::1", "loopback"),
         ("::ffff:127.0.0.1", "loopback"), ("64:ff9b::7f00:1", "loopback"), ("::127.0.0.1", "loopback"),
@@ -44,71 +49,138 @@ struct RedirectPolicyClassTests {
     }
 
     @Test func theFirstConnectionSetsTheClassLaterOnesAreChecked() {
-        var policy = RedirectPolicy(url: "http://Example.org/feed", viaProxy: false)
-        #expect(policy.check(connectedAddress: "93.184.216.34") { nil } == .allow, "the first connection sets the class")
-        #expect(policy.check(connectedAddress: "93.184.216.34") { "http://example.org/next" } == .allow)
-        #expect(policy.check(connectedAddress: "10.0.0.5") { "http://intranet/x" }
+        var policy = RedirectPolicy(url: "http://Example.org/feed")
+        #expect(policy.check(connectedAddress: "93.184.216.34", port: 80) { nil } == .allow, "the first connection sets the class")
+        #expect(policy.check(connectedAddress: "93.184.216.34", port: 80) { "http://example.org/next" } == .allow)
+        #expect(policy.check(connectedAddress: "10.0.0.5", port: 80) { "http://intranet/x" }
                 == .refuse("http://intranet/x leads to 10.0.0.5, a private address, and the configured URL's host is not one"))
-        #expect(policy.check(connectedAddress: "93.184.216.35") { "http://cdn.example.net/x" } == .allowWithoutCustomHeaders)
-        #expect(policy.check(connectedAddress: "93.184.216.34") { "http://example.org/back" } == .allow, "dropped once, for good")
+        #expect(policy.check(connectedAddress: "93.184.216.35", port: 80) { "http://cdn.example.net/x" } == .allowWithoutCustomHeaders)
+        #expect(policy.check(connectedAddress: "93.184.216.34", port: 80) { "http://example.org/back" } == .allow, "dropped once, for good")
 
-        var local = RedirectPolicy(url: "https://127.0.0.1:8443/", viaProxy: false)
-        #expect(local.check(connectedAddress: "127.0.0.1") { nil } == .allow)
-        #expect(local.check(connectedAddress: "::1") { "https://[::1]:8443/x" } == .allowWithoutCustomHeaders)
-        #expect(local.check(connectedAddress: "127.0.0.1") { "http://127.0.0.1:8080/" }
+        var local = RedirectPolicy(url: "https://127.0.0.1:8443/")
+        #expect(local.check(connectedAddress: "127.0.0.1", port: 80) { nil } == .allow)
+        #expect(local.check(connectedAddress: "::1", port: 80) { "https://[::1]:8443/x" } == .allowWithoutCustomHeaders)
+        #expect(local.check(connectedAddress: "127.0.0.1", port: 80) { "http://127.0.0.1:8080/" }
                 == .refuse("http://127.0.0.1:8080/ would drop from https to http"))
 
-        var proxied = RedirectPolicy(url: "http://example.org/", viaProxy: true)
-        #expect(proxied.check(connectedAddress: "127.0.0.1") { nil } == .allow, "the proxy's own address is not the origin's")
-        #expect(proxied.check(connectedAddress: "127.0.0.1") { "http://example.org/2" } == .allow)
-        #expect(proxied.check(connectedAddress: "127.0.0.1") { "http://169.254.169.254/latest" }
+        var proxied = RedirectPolicy(url: "http://example.org/", proxies: Self.loopbackProxy)
+        #expect(proxied.check(connectedAddress: "127.0.0.1", port: 3128) { nil } == .allow, "the proxy's own address is not the origin's")
+        #expect(proxied.check(connectedAddress: "127.0.0.1", port: 3128) { "http://example.org/2" } == .allow)
+        #expect(proxied.check(connectedAddress: "127.0.0.1", port: 3128) { "http://169.254.169.254/latest" }
                 == .refuse("http://169.254.169.254/latest names 169.254.169.254, a link-local address, and the configured URL's host is not one"))
         // A hop that goes direct (no_proxy) shows its real address.
-        #expect(proxied.check(connectedAddress: "10.0.0.5") { "http://intranet/" }
+        #expect(proxied.check(connectedAddress: "10.0.0.5", port: 80) { "http://intranet/" }
                 == .refuse("http://intranet/ leads to 10.0.0.5, a private address, and the configured URL's host is not one"))
-        #expect(proxied.check(connectedAddress: "127.0.0.1") { nil } == .refuse("the redirect's URL could not be read to check it"))
+        #expect(proxied.check(connectedAddress: "127.0.0.1", port: 3128) { nil } == .refuse("the redirect's URL could not be read to check it"))
     }
 
     /// The bypass: a proxy on an internal address, a public origin, and a redirect to a
     /// `no_proxy` host that goes direct to another internal address of the proxy's class.
     @Test func aHopPastTheProxyIsHeldToTheConfiguredHostsClass() {
-        var policy = RedirectPolicy(url: "http://news.example/feed", viaProxy: true)
-        #expect(policy.check(connectedAddress: "10.0.0.3") { nil } == .allow, "the proxy")
-        #expect(policy.check(connectedAddress: "10.0.0.3") { "http://news.example/next" } == .allow, "through the proxy")
-        #expect(policy.check(connectedAddress: "10.9.8.7") { "http://wiki.corp.example/secret" }
+        var policy = RedirectPolicy(url: "http://news.example/feed", proxies: Self.corpProxy)
+        #expect(policy.check(connectedAddress: "10.0.0.3", port: 3128) { nil } == .allow, "the proxy")
+        #expect(policy.check(connectedAddress: "10.0.0.3", port: 3128) { "http://news.example/next" } == .allow, "through the proxy")
+        #expect(policy.check(connectedAddress: "10.9.8.7", port: 80) { "http://wiki.corp.example/secret" }
                 == .refuse("http://wiki.corp.example/secret leads to 10.9.8.7, a private address, and the configured URL's host is not one"))
-        #expect(policy.check(connectedAddress: "93.184.216.34") { "https://cdn.example/x" } == .allowWithoutCustomHeaders,
+        #expect(policy.check(connectedAddress: "93.184.216.34", port: 80) { "https://cdn.example/x" } == .allowWithoutCustomHeaders,
                 "a direct hop to a global address is fine")
         // An internal origin behind an internal proxy may still go to its own class directly.
-        var inside = RedirectPolicy(url: "http://10.1.1.1/feed", viaProxy: true)
-        #expect(inside.check(connectedAddress: "10.0.0.3") { nil } == .allow)
-        #expect(inside.check(connectedAddress: "10.1.1.2") { "http://10.1.1.2/x" } == .allowWithoutCustomHeaders)
+        var inside = RedirectPolicy(url: "http://10.1.1.1/feed", proxies: Self.corpProxy)
+        #expect(inside.check(connectedAddress: "10.0.0.3", port: 3128) { nil } == .allow)
+        #expect(inside.check(connectedAddress: "10.1.1.2", port: 80) { "http://10.1.1.2/x" } == .allowWithoutCustomHeaders)
+    }
+
+    /// A proxy is known by its address and its port: a hop to another port of the proxy's
+    /// address (a loopback-only service beside a proxy on 127.0.0.1) went direct, and is checked
+    /// as a direct connection.
+    @Test func aHopToTheProxysAddressOnAnotherPortIsDirect() {
+        var policy = RedirectPolicy(url: "http://\(Self.remote)/feed", proxies: Self.loopbackProxy)
+        #expect(policy.check(connectedAddress: "127.0.0.1", port: 3128) { nil } == .allow, "the proxy")
+        #expect(policy.check(connectedAddress: "127.0.0.1", port: 8081) { "http://vm:8081/secret" }
+                == .refuse("http://vm:8081/secret leads to 127.0.0.1, a loopback address, and the configured URL's host is not one"))
+        #expect(policy.checkBeforeConnecting(to: "127.0.0.1", port: 8081) { "http://vm:8081/secret" }
+                == .refuse("http://vm:8081/secret leads to 127.0.0.1, a loopback address, and the configured URL's host is not one"))
+    }
+
+    /// The first connection is checked like any other: a `no_proxy` host goes direct, so what it
+    /// resolved to is what it reached (a global-only handler's name resolving to the loopback).
+    @Test func aFirstConnectionPastTheProxyIsCheckedByItsAddress() {
+        var globalOnly = RedirectPolicy(url: "http://vm:8081/secret", proxies: Self.loopbackProxy, globalOnly: true)
+        #expect(globalOnly.checkBeforeConnecting(to: "127.0.0.1", port: 8081) { nil } == .refuseAddress(
+            "127.0.0.1 is a loopback address; this handler may reach only addresses on the Internet at large"))
+        #expect(globalOnly.check(connectedAddress: "127.0.0.1", port: 8081) { nil } == .refuseAddress(
+            "127.0.0.1 is a loopback address; this handler may reach only addresses on the Internet at large"))
+        // An administrator's handler may reach its own internal host directly; the class is then
+        // that address's, not the URL's as written.
+        var admin = RedirectPolicy(url: "http://vm:8081/feed", proxies: Self.loopbackProxy)
+        #expect(admin.check(connectedAddress: "127.0.0.1", port: 8081) { nil } == .allow)
+        #expect(admin.originClass == .loopback)
+        #expect(admin.check(connectedAddress: "10.0.0.5", port: 80) { "http://intranet/" }
+                == .refuse("http://intranet/ leads to 10.0.0.5, a private address, and the configured URL's host is not one"))
+    }
+
+    /// Through a proxy, a global-only handler's host name is one the proxy would resolve: allowed
+    /// only when fetchd resolved and pinned it (`pinnedHosts`), on the first connection and on
+    /// a redirect through the proxy alike; a global IP literal needs no pin.
+    @Test func globalOnlyThroughAProxyNeedsItsNamesPinned() {
+        let rule = "this handler may reach only addresses on the Internet at large"
+        var unpinned = RedirectPolicy(url: "https://news.example/", proxies: Self.corpProxy, globalOnly: true)
+        #expect(unpinned.checkBeforeConnecting(to: "10.0.0.3", port: 3128) { nil } == .refuseAddress(
+            "the URL's host news.example is a name the proxy would resolve, which fetchd cannot check; \(rule)"))
+        var pinned = RedirectPolicy(url: "https://news.example/", proxies: Self.corpProxy, globalOnly: true,
+                                    pinnedHosts: ["news.example"])
+        #expect(pinned.check(connectedAddress: "10.0.0.3", port: 3128) { nil } == .allow)
+        #expect(pinned.check(connectedAddress: "10.0.0.3", port: 3128) { "https://news.example/2" } == .allow)
+        #expect(pinned.checkBeforeConnecting(to: "10.0.0.3", port: 3128) { "https://vm.corp.example/secret" } == .refuse(
+            "https://vm.corp.example/secret: through the proxy, vm.corp.example is a name the proxy would resolve, which fetchd cannot check"))
+        #expect(pinned.check(connectedAddress: "10.0.0.3", port: 3128) { "https://\(Self.remote)/x" } == .allowWithoutCustomHeaders)
+        var literal = RedirectPolicy(url: "http://\(Self.remote)/", proxies: Self.corpProxy, globalOnly: true)
+        #expect(literal.check(connectedAddress: "10.0.0.3", port: 3128) { nil } == .allow)
+    }
+
+    /// A global address for the tests' "remote" server.
+    static let remote = "93.184.216.34"
+
+    /// A proxy named by its host name is resolved by fetchd and pinned there for libcurl; a
+    /// proxy written without a port gets libcurl's default (1080; 443 for https).
+    @Test func proxiesAreReadAsLibcurlReadsThem() {
+        #expect(ProxyRoute.hostAndPort(ofProxy: "127.0.0.1:3128")! == ("127.0.0.1", 3128))
+        #expect(ProxyRoute.hostAndPort(ofProxy: "http://user:pw@[::1]:8080/")! == ("::1", 8080))
+        #expect(ProxyRoute.hostAndPort(ofProxy: "socks5h://Proxy.Example")! == ("proxy.example", 1080))
+        #expect(ProxyRoute.hostAndPort(ofProxy: "https://proxy.example")! == ("proxy.example", 443))
+        let named = ProxyRoute.route(through: ["http://localhost:3128"])
+        #expect(named.contains(address: "127.0.0.1", port: 3128) || named.contains(address: "::1", port: 3128), "\(named)")
+        #expect(!named.contains(address: "127.0.0.1", port: 3129))
+        #expect(named.pins.count == 1 && named.pins[0].hasPrefix("localhost:3128:"), "\(named.pins)")
+        let literal = ProxyRoute.route(through: ["http://[0:0::1]:3128"])
+        #expect(literal.contains(address: "::1", port: 3128) && literal.pins.isEmpty, "\(literal)")
+        #expect(ProxyRoute.of(proxy: "").isEmpty)
     }
 
     @Test func customHeadersAreDroppedForAnotherSchemeHostOrPort() {
         for (next, drops) in [("https://example.org/b", false), ("https://example.org:443/b", false),
                               ("https://example.org:8443/b", true), ("https://other.example.org/b", true)] {
-            var policy = RedirectPolicy(url: "https://example.org/a", viaProxy: false)
-            #expect(policy.check(connectedAddress: "93.184.216.34") { nil } == .allow)
-            #expect(policy.check(connectedAddress: "93.184.216.34") { next } == (drops ? .allowWithoutCustomHeaders : .allow), "\(next)")
+            var policy = RedirectPolicy(url: "https://example.org/a")
+            #expect(policy.check(connectedAddress: "93.184.216.34", port: 80) { nil } == .allow)
+            #expect(policy.check(connectedAddress: "93.184.216.34", port: 80) { next } == (drops ? .allowWithoutCustomHeaders : .allow), "\(next)")
         }
         // http to https on the same host is another origin too (the downgrade is refused anyway).
-        var upgrade = RedirectPolicy(url: "http://example.org/a", viaProxy: false)
-        #expect(upgrade.check(connectedAddress: "93.184.216.34") { nil } == .allow)
-        #expect(upgrade.check(connectedAddress: "93.184.216.34") { "https://example.org/a" } == .allowWithoutCustomHeaders)
+        var upgrade = RedirectPolicy(url: "http://example.org/a")
+        #expect(upgrade.check(connectedAddress: "93.184.216.34", port: 80) { nil } == .allow)
+        #expect(upgrade.check(connectedAddress: "93.184.216.34", port: 80) { "https://example.org/a" } == .allowWithoutCustomHeaders)
     }
 
     @Test func globalOnlyRefusesTheFirstConnectionToAnythingElse() {
-        var loopback = RedirectPolicy(url: "http://news.example/", viaProxy: false, globalOnly: true)
-        #expect(loopback.check(connectedAddress: "127.0.0.1") { nil } == .refuseAddress(
+        var loopback = RedirectPolicy(url: "http://news.example/", globalOnly: true)
+        #expect(loopback.check(connectedAddress: "127.0.0.1", port: 80) { nil } == .refuseAddress(
             "127.0.0.1 is a loopback address; this handler may reach only addresses on the Internet at large"))
-        var global = RedirectPolicy(url: "http://news.example/", viaProxy: false, globalOnly: true)
-        #expect(global.check(connectedAddress: "93.184.216.34") { nil } == .allow)
-        #expect(global.check(connectedAddress: "10.0.0.5") { "http://intranet/" }
+        var global = RedirectPolicy(url: "http://news.example/", globalOnly: true)
+        #expect(global.check(connectedAddress: "93.184.216.34", port: 80) { nil } == .allow)
+        #expect(global.check(connectedAddress: "10.0.0.5", port: 80) { "http://intranet/" }
                 == .refuse("http://intranet/ leads to 10.0.0.5, a private address, and the configured URL's host is not one"))
         // Behind a proxy the host as written decides; the proxy's own address does not.
-        var proxied = RedirectPolicy(url: "http://169.254.169.254/latest", viaProxy: true, globalOnly: true)
-        #expect(proxied.check(connectedAddress: "93.184.216.34") { nil } == .refuseAddress(
+        var proxied = RedirectPolicy(url: "http://169.254.169.254/latest", proxies: Self.corpProxy, globalOnly: true)
+        #expect(proxied.check(connectedAddress: "10.0.0.3", port: 3128) { nil } == .refuseAddress(
             "the URL's host is a link-local address; this handler may reach only addresses on the Internet at large"))
     }
 
@@ -138,24 +210,24 @@ struct RedirectPolicyClassTests {
     /// Before a socket is opened: the same rules, with nothing recorded, so the connection's own
     /// check still sets the class and drops the headers.
     @Test func theCheckBeforeConnectingAsksTheSameRulesAndRecordsNothing() {
-        var policy = RedirectPolicy(url: "http://example.org/feed", viaProxy: false)
-        #expect(policy.checkBeforeConnecting(to: "10.0.0.5") { nil } == .allow, "the configured host may be anywhere")
+        var policy = RedirectPolicy(url: "http://example.org/feed")
+        #expect(policy.checkBeforeConnecting(to: "10.0.0.5", port: 80) { nil } == .allow, "the configured host may be anywhere")
         #expect(policy.originClass == nil)
-        #expect(policy.check(connectedAddress: "93.184.216.34") { nil } == .allow)
-        #expect(policy.checkBeforeConnecting(to: "10.0.0.5") { "http://intranet/x" }
+        #expect(policy.check(connectedAddress: "93.184.216.34", port: 80) { nil } == .allow)
+        #expect(policy.checkBeforeConnecting(to: "10.0.0.5", port: 80) { "http://intranet/x" }
                 == .refuse("http://intranet/x leads to 10.0.0.5, a private address, and the configured URL's host is not one"))
         // The kernel connects the unspecified address to the loopback.
-        #expect(policy.checkBeforeConnecting(to: "0.0.0.0") { "http://0.0.0.0/x" }
+        #expect(policy.checkBeforeConnecting(to: "0.0.0.0", port: 80) { "http://0.0.0.0/x" }
                 == .refuse("http://0.0.0.0/x leads to 127.0.0.1, a loopback address, and the configured URL's host is not one"))
-        #expect(policy.checkBeforeConnecting(to: "::") { "http://[::]/x" }
+        #expect(policy.checkBeforeConnecting(to: "::", port: 80) { "http://[::]/x" }
                 == .refuse("http://[::]/x leads to ::1, a loopback address, and the configured URL's host is not one"))
-        #expect(policy.checkBeforeConnecting(to: "93.184.216.35") { "http://cdn.example.net/x" } == .allow)
+        #expect(policy.checkBeforeConnecting(to: "93.184.216.35", port: 80) { "http://cdn.example.net/x" } == .allow)
         #expect(!policy.headersDropped, "dropping the headers is for the connection's own check")
-        #expect(policy.check(connectedAddress: "93.184.216.35") { "http://cdn.example.net/x" } == .allowWithoutCustomHeaders)
-        #expect(policy.checkBeforeConnecting(to: "93.184.216.35") { nil } == .refuse("the redirect's URL could not be read to check it"))
+        #expect(policy.check(connectedAddress: "93.184.216.35", port: 80) { "http://cdn.example.net/x" } == .allowWithoutCustomHeaders)
+        #expect(policy.checkBeforeConnecting(to: "93.184.216.35", port: 80) { nil } == .refuse("the redirect's URL could not be read to check it"))
 
-        var globalOnly = RedirectPolicy(url: "http://news.example/", viaProxy: false, globalOnly: true)
-        #expect(globalOnly.checkBeforeConnecting(to: "127.0.0.1") { nil } == .refuseAddress(
+        var globalOnly = RedirectPolicy(url: "http://news.example/", globalOnly: true)
+        #expect(globalOnly.checkBeforeConnecting(to: "127.0.0.1", port: 80) { nil } == .refuseAddress(
             "127.0.0.1 is a loopback address; this handler may reach only addresses on the Internet at large"))
         #expect(globalOnly.originClass == nil)
     }
@@ -163,16 +235,16 @@ struct RedirectPolicyClassTests {
     /// Behind a proxy the open-socket callback is asked for the proxy's address on a hop through
     /// it, and for the real one on a hop past it: each by that hop's rules.
     @Test func beforeConnectingAProxiedHopAndADirectOneKeepTheirRules() {
-        var policy = RedirectPolicy(url: "http://news.example/feed", viaProxy: true)
-        #expect(policy.checkBeforeConnecting(to: "10.0.0.3") { nil } == .allow, "the proxy, for the configured URL")
-        #expect(policy.check(connectedAddress: "10.0.0.3") { nil } == .allow)
-        #expect(policy.checkBeforeConnecting(to: "10.0.0.3") { "http://news.example/next" } == .allow, "through the proxy")
-        #expect(policy.checkBeforeConnecting(to: "10.9.8.7") { "http://wiki.corp.example/secret" }
+        var policy = RedirectPolicy(url: "http://news.example/feed", proxies: Self.corpProxy)
+        #expect(policy.checkBeforeConnecting(to: "10.0.0.3", port: 3128) { nil } == .allow, "the proxy, for the configured URL")
+        #expect(policy.check(connectedAddress: "10.0.0.3", port: 3128) { nil } == .allow)
+        #expect(policy.checkBeforeConnecting(to: "10.0.0.3", port: 3128) { "http://news.example/next" } == .allow, "through the proxy")
+        #expect(policy.checkBeforeConnecting(to: "10.9.8.7", port: 80) { "http://wiki.corp.example/secret" }
                 == .refuse("http://wiki.corp.example/secret leads to 10.9.8.7, a private address, and the configured URL's host is not one"),
                 "past the proxy")
-        #expect(policy.checkBeforeConnecting(to: "10.0.0.3") { "http://169.254.169.254/latest" }
+        #expect(policy.checkBeforeConnecting(to: "10.0.0.3", port: 3128) { "http://169.254.169.254/latest" }
                 == .refuse("http://169.254.169.254/latest names 169.254.169.254, a link-local address, and the configured URL's host is not one"))
-        #expect(policy.checkBeforeConnecting(to: "93.184.216.34") { "http://cdn.example/x" } == .allow, "past the proxy to a global address")
+        #expect(policy.checkBeforeConnecting(to: "93.184.216.34", port: 80) { "http://cdn.example/x" } == .allow, "past the proxy to a global address")
     }
 
     /// Through libcurl: a refused address is never connected to. The server is a listening

@@ -37,9 +37,10 @@ CURLcode fetchd_curl_set_progress_callback(CURL *handle, fetchd_curl_progress_ca
 CURLcode fetchd_curl_set_prereq_callback(CURL *handle, fetchd_curl_prereq_callback callback, void *userdata);
 
 /// Asked before a socket is opened: `address` is the numeric address libcurl is about to
-/// connect to (the proxy's for a connection to a proxy; "" for a family other than IPv4 and
-/// IPv6). Returns non-zero to let the connection be made, zero to refuse it unopened.
-typedef int (*fetchd_curl_admit_callback)(void *userdata, const char *address);
+/// connect to and `port` its port (the proxy's for a connection to a proxy; "" and 0 for a
+/// family other than IPv4 and IPv6). Returns non-zero to let the connection be made, zero to
+/// refuse it unopened.
+typedef int (*fetchd_curl_admit_callback)(void *userdata, const char *address, int port);
 
 /// What the open-socket callback asks before opening a socket; `admit` NULL admits every address.
 typedef struct {
@@ -70,10 +71,12 @@ CURLSHcode fetchd_curl_share_setopt_long(CURLSH *share, CURLSHoption option, lon
 CURLcode fetchd_curl_msg_result(const CURLMsg *message);
 
 /// Parses `url` with libcurl's URL API (`curl_url_set` with `flags`) and copies its scheme,
-/// host and port (the scheme's default when none is written; any may be NULL to skip it) into
-/// the buffers, NUL-terminated. Returns the parse's code, or CURLUE_OUT_OF_MEMORY /
-/// CURLUE_NO_HOST (no host, or a buffer too small).
-CURLUcode fetchd_curl_url_parts(const char *url, unsigned int flags, char *scheme, size_t scheme_capacity,
-                                char *host, size_t host_capacity, char *port, size_t port_capacity);
+/// host and port into the buffers, NUL-terminated; any may be NULL to skip it. The port is read
+/// with `port_flags`: CURLU_DEFAULT_PORT gives the scheme's default when none is written, 0
+/// leaves it empty then. Returns the parse's code, or CURLUE_OUT_OF_MEMORY / CURLUE_NO_HOST
+/// (no host, or a buffer too small).
+CURLUcode fetchd_curl_url_parts(const char *url, unsigned int flags, unsigned int port_flags,
+                                char *scheme, size_t scheme_capacity, char *host, size_t host_capacity,
+                                char *port, size_t port_capacity);
 
 #endif
