@@ -71,11 +71,35 @@ extension TrustedReader {
                 return namedFileProblem(candidate)
             }
             let fd = open(String(folder), TrustedReader.openPath | O_DIRECTORY | O_CLOEXEC)
-            guard fd >= 0 else { continue }
+            guard fd >= 0 else {
+                // A folder that does not exist yet is as good as the one that would hold it:
+                // whoever can create it there can put the program in first.
+                if let problem = missingFolderProblem(String(folder)) {
+                    return "\(program) is looked up in PATH (\(searchPath)) through \(folder), which does not exist, "
+                        + "below \(problem)"
+                }
+                continue
+            }
             defer { close(fd) }
             if let problem = folderProblem(fd) {
                 return "\(program) is looked up in PATH (\(searchPath)) through \(problem)"
             }
+        }
+        return nil
+    }
+
+    /// For a `PATH` folder that does not exist: the problem with the nearest folder above it
+    /// that does (`folderProblem`), or nil when that one may be trusted.
+    private func missingFolderProblem(_ folder: String) -> String? {
+        var path = folder
+        while let slash = path.lastIndex(of: "/") {
+            path = slash == path.startIndex ? "/" : String(path[..<slash])
+            let fd = open(path, TrustedReader.openPath | O_DIRECTORY | O_CLOEXEC)
+            if fd >= 0 {
+                defer { close(fd) }
+                return folderProblem(fd)
+            }
+            guard errno == ENOENT || errno == ENOTDIR, path != "/" else { return nil }
         }
         return nil
     }

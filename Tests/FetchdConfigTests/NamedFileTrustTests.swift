@@ -89,6 +89,24 @@ struct NamedFileTrustTests {
         #expect(ConfigTrustTests.rejection(main).isEmpty)
     }
 
+    /// A `PATH` folder that does not exist is judged by the folder that would hold it: whoever
+    /// may write that one can create it, with a program of the name in it, after the check.
+    @Test func aMissingPathFolderIsJudgedByTheFolderAboveIt() throws {
+        let (folder, main, _, _) = try Self.setUp()
+        defer { folder.remove() }
+        let open = folder.file("open")
+        mkdir(open, 0o777)
+        chmod(open, 0o777)
+        let path = "environment = { PATH = \"\(open)/later/bin:\(folder.file("bin"))\" }\n"
+        let file = try Self.handlerFile(Self.exec("prog", environment: path), in: folder)
+        let problem = Self.problem(main, file: file, line: 5, key: "command")
+        #expect(problem?.message.contains("through \(open)/later/bin, which does not exist, below the folder") == true
+                    && problem?.message.contains("writable by every user (mode 777)") == true, "\(String(describing: problem))")
+        // Below a folder only root may write, a missing one is no risk.
+        chmod(open, 0o755)
+        #expect(ConfigTrustTests.rejection(main).isEmpty)
+    }
+
     @Test func anOnFailureProgramAnotherUserOwnsIsRefusedInAHandlerAndInTheMainFile() throws {
         let (folder, main, program, _) = try Self.setUp()
         defer { folder.remove() }
