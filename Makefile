@@ -369,7 +369,7 @@ torture: build
 # polkit rule that lets the fetchd user start its planned timers, the default config (an existing
 # config is kept) and the example handler files (to copy into /etc/fetchd/handlers.d; none is
 # enabled by installing). Then: systemd-sysusers; systemctl daemon-reload;
-# systemctl enable --now fetchd.socket fetchd-wake.timer fetchd. `make deb` packages what this
+# systemctl enable --now fetchd.target. `make deb` packages what this
 # installs with PREFIX=/usr. bash sources its completion files, so the generated script's
 # #!/bin/bash line is dropped.
 # Units and the sysusers entry go where systemd reads them: under PREFIX, or, with PREFIX=/usr
@@ -423,7 +423,7 @@ install: release man
 		$$release/$$tool --generate-completion-script fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/$$tool.fish \
 		|| exit 1; \
 	done
-	for unit in systemd/*.service systemd/*.socket systemd/*.timer; do \
+	for unit in systemd/*.service systemd/*.socket systemd/*.timer systemd/*.target; do \
 		sed 's#@bindir@#$(PREFIX)/bin#g; s#@libexecdir@#$(LIBEXEC_DIR)#g' $$unit > $(DESTDIR)$(SYSTEM_UNIT_DIR)/$$(basename $$unit); done
 	for unit in systemd/user/*; do \
 		sed 's#@bindir@#$(PREFIX)/bin#g' $$unit > $(DESTDIR)$(USER_UNIT_DIR)/$$(basename $$unit); done
@@ -470,14 +470,14 @@ deb: release man
 # Removes what `make install` put in place (same DESTDIR and PREFIX). The configuration in
 # /etc/fetchd, the state in /var/lib/fetchd and the snapshots in /var/cache/fetchd stay: remove
 # them by hand if wanted. Stop and disable the units first:
-# systemctl disable --now fetchd.socket fetchd-wake.timer fetchd; systemctl stop 'fetchd-planned@*.timer'
+# systemctl disable --now fetchd.target
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/fetchd $(DESTDIR)$(PREFIX)/bin/fetchctl $(DESTDIR)$(LIBEXEC_DIR)/fetchd-runas
 	rmdir $(DESTDIR)$(LIBEXEC_DIR) 2>/dev/null || true
 	for tool in fetchd fetchctl; do rm -f $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$tool \
 		$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_$$tool \
 		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/$$tool.fish; done
-	for unit in systemd/*.service systemd/*.socket systemd/*.timer; do rm -f $(DESTDIR)$(SYSTEM_UNIT_DIR)/$$(basename $$unit); done
+	for unit in systemd/*.service systemd/*.socket systemd/*.timer systemd/*.target; do rm -f $(DESTDIR)$(SYSTEM_UNIT_DIR)/$$(basename $$unit); done
 	for unit in systemd/user/*; do rm -f $(DESTDIR)$(USER_UNIT_DIR)/$$(basename $$unit); done
 	rm -f $(DESTDIR)$(SYSUSERS_DIR)/fetchd.conf $(DESTDIR)$(POLKIT_RULES_DIR)/60-fetchd.rules \
 		$(DESTDIR)$(POLKIT_ACTIONS_DIR)/org.fetchd.Fetchd1.policy

@@ -14,7 +14,7 @@ extension SystemdTests { @Suite(.serialized) struct FetchdUnitTests {
                         dropIns: [String: String] = [:]) async throws {
         try await namespace.bindMount(TestBinaries.directory, at: binDirectory)
         for name in try FileManager.default.contentsOfDirectory(atPath: repository + "/systemd")
-        where [".service", ".socket", ".timer"].contains(where: name.hasSuffix) {
+        where [".service", ".socket", ".timer", ".target"].contains(where: name.hasSuffix) {
             let text = try String(contentsOfFile: repository + "/systemd/" + name, encoding: .utf8)
             try namespace.writeFile("/run/systemd/system/" + name, text.replacingOccurrences(of: "@bindir@", with: binDirectory)
                 .replacingOccurrences(of: "@libexecdir@", with: binDirectory))

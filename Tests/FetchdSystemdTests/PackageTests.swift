@@ -43,7 +43,7 @@ struct PackageTests {
 
         try await Self.install(namespace, built)
         try await installedAsDebianExpects(namespace)
-        for unit in ["fetchd.service", "fetchd.socket", "fetchd-wake.timer", "fetchd-runas.socket"] {
+        for unit in ["fetchd.target", "fetchd.service", "fetchd.socket", "fetchd-wake.timer", "fetchd-runas.socket"] {
             let state = try await namespace.property("ActiveState", of: unit)
             if state != "active" {
                 let status = try await namespace.run(["systemctl", "status", "--no-pager", "--lines=20", unit])
@@ -72,6 +72,7 @@ struct PackageTests {
         let said = try await namespace.journalMessages(unit: "fetchd.service", outputOnly: true)
         #expect(!said.contains { $0.contains("stays on libdispatch's executor") }, "\(said)")
 
+        try await theSwitchTurnsEverythingOffAndOn(namespace)
         try await upgradeKeepsStateAndRestartsOnce(namespace, from: built)
         try await upgradeWithABrokenConffileKeepsTheDaemon(namespace, from: built)
         try await removeStopsEverythingAndAnInstallStartsOnce(namespace, from: built)
@@ -96,9 +97,10 @@ struct PackageTests {
     func installedAsDebianExpects(_ namespace: SystemdNamespace) async throws {
         let files = Set(try await namespace.check(["dpkg", "-L", "fetchd"]).stdout.split(separator: "\n").map(String.init))
         let expected = ["/usr/bin/fetchd", "/usr/bin/fetchctl", "/usr/libexec/fetchd/fetchd-runas",
-                        "/lib/systemd/system/fetchd.service", "/lib/systemd/system/fetchd-runas.socket",
+                        "/lib/systemd/system/fetchd.service", "/lib/systemd/system/fetchd.target", "/lib/systemd/system/fetchd-runas.socket",
                         "/lib/systemd/system/fetchd-runas@.service", "/usr/share/man/man8/fetchd-runas.8.gz",
                         "/lib/systemd/system/fetchd-planned@.timer", "/usr/lib/systemd/user/fetchd.service",
+                        "/usr/lib/systemd/user/fetchd.target",
                         "/usr/lib/sysusers.d/fetchd.conf", "/usr/share/polkit-1/rules.d/60-fetchd.rules",
                         "/usr/share/man/man8/fetchd.8.gz", "/usr/share/man/man1/fetchctl.1.gz",
                         "/usr/share/man/man5/fetchd.toml.5.gz", "/usr/share/man/man7/fetchd-handlers.7.gz",
@@ -118,6 +120,9 @@ struct PackageTests {
                         "/usr/share/zsh/vendor-completions/_fetchctl", "/usr/share/fish/vendor_completions.d/fetchctl.fish",
                         "/etc/fetchd/fetchd.toml", "/etc/fetchd/handlers.d", "/usr/share/doc/fetchd/examples/sysfacts.toml"]
         #expect(expected.filter { !files.contains($0) }.isEmpty, "not installed: \(expected.filter { !files.contains($0) })")
+        // What the package set up, how to turn it off, add an operator: README.Debian (dh_compress
+        // may compress it).
+        #expect(files.contains { $0.hasPrefix("/usr/share/doc/fetchd/README.Debian") }, "no README.Debian")
         #expect(files.filter { $0.hasPrefix("/usr/local") }.isEmpty, "\(files.filter { $0.hasPrefix("/usr/local") })")
         let conffiles = try await namespace.check(["dpkg-query", "-W", "-f", "${Conffiles}", "fetchd"]).stdout
         #expect(conffiles.contains("/etc/fetchd/fetchd.toml"), "conffiles: \(conffiles)")
