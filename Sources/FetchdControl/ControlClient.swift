@@ -82,7 +82,8 @@ public struct ControlClient: Sendable {
                 + "(see 'systemctl status fetchd.socket fetchd'; --user for a user service); once the cause is fixed: "
                 + "'systemctl reset-failed fetchd.socket fetchd; systemctl start fetchd.socket fetchd'"
         case EACCES, EPERM:
-            "permission denied on \(path): run fetchctl as root, as the daemon's user, or as a member of its control group"
+            "permission denied on \(path): run fetchctl as root, as the daemon's user, or as a member of its control_group. "
+                + ControlAccess.operatorRecipe
         default:
             "cannot connect to \(path): \(String(cString: strerror(code)))"
         }

@@ -35,8 +35,19 @@ public struct PeerPolicy: Sendable {
     public func refusal(for peer: PeerCredentials) -> String? {
         if peer.uid == 0 || peer.uid == daemonUID { return nil }
         if let allowedGroupID, Self.isMember(uid: peer.uid, primaryGID: peer.gid, of: allowedGroupID) { return nil }
-        return "uid \(peer.uid) may not use the fetchd control socket; run as root"
-            + (allowedGroupID == nil ? " or as the daemon's user" : " or as a member of the control group")
+        guard let allowedGroupID else {
+            return "uid \(peer.uid) may not use the fetchd control socket: only root, the daemon's user and members of "
+                + "control_group may, and fetchd.toml sets no control_group. \(ControlAccess.operatorRecipe)"
+        }
+        let group = Self.groupName(allowedGroupID)
+        return "uid \(peer.uid) may not use the fetchd control socket: only root, the daemon's user and members of "
+            + "control_group \"\(group)\" may; to let this user in: usermod -aG \(group) USER, then log in again"
+    }
+
+    /// The group's name, or its number when it has none.
+    private static func groupName(_ gid: UInt32) -> String {
+        guard let entry = getgrgid(gid), let name = entry.pointee.gr_name else { return "\(gid)" }
+        return String(cString: name)
     }
 
     /// Whether `uid` is root, the daemon's user or a member of the group, its groups read from

@@ -126,13 +126,16 @@ struct ControlProtocolTests {
             }
             #expect(status == 1)
             #expect(output.contains("may not use the fetchd control socket"), "got: \(output)")
+            // The refusal names the key that admits a user, and the recipe.
+            #expect(output.contains("fetchd.toml sets no control_group") && output.contains(ControlAccess.operatorRecipe),
+                    "got: \(output)")
         }
         try await withServer(mode: 0o660) { path in
             let (status, output) = try await onOwnThread {
                 try Self.runAsNobody([TestBinaries.path(of: "fetchctl"), "ping", "--socket", path])
             }
             #expect(status == 1)
-            #expect(output.contains("permission denied"), "got: \(output)")
+            #expect(output.contains("permission denied") && output.contains(ControlAccess.operatorRecipe), "got: \(output)")
         }
     }
 
