@@ -66,7 +66,8 @@ public struct LoadedConfig: Sendable, Equatable {
     }
 }
 
-/// Reads `fetchd.toml` and its `handlers.d/*.toml` drop-ins.
+/// Reads `fetchd.toml`, the drop-ins of its settings (`fetchd.toml.d/*.toml`) and its handler
+/// files (`handlers.d/*.toml`).
 public enum ConfigLoader {
     /// Loads the main file and every handler file.
     ///
@@ -97,15 +98,11 @@ public enum ConfigLoader {
             let read = trusted.read(mainFile)
             let parsed = parse(read, file: mainFile)
             stopping += (trustProblem(read, file: mainFile).map { [$0] } ?? []) + parsed.diagnostics
-            if let document = parsed.document {
-                mainDocument = document
-                var reader = TableReader(table: document.table, file: mainFile, lines: document.lines,
-                                         section: .init(name: "", element: nil))
-                daemon = DaemonConfig.read(from: &reader)
-                stopping += reader.diagnostics
-                stopping += trusted.alertProgramProblem(of: daemon, file: mainFile, lines: document.lines).map { [$0] } ?? []
-            }
+            mainDocument = parsed.document
         }
+        let settings = readSettings(main: mainDocument, mainFile: mainFile, reader: trusted)
+        daemon = settings.daemon
+        stopping += settings.stopping
         let baseDirectory = PathName.directory(of: mainFile)
         let handlersDirectory = daemon.handlersDirectory.hasPrefix("/")
             ? daemon.handlersDirectory
@@ -168,6 +165,8 @@ public enum ConfigLoader {
     public static func examine(path relative: String, requireMainFile: Bool = true) -> Examination {
         let path = PathName.absolute(relative)
         if !requireMainFile && !FileManager.default.fileExists(atPath: path) { return examineMain(path, requireMainFile: false) }
+        // A drop-in of the main file is checked as fetchd reads it: with the main file and its other drop-ins.
+        if let main = mainFile(ofDropIn: path) { return examineMain(main, requireMainFile: false) }
         // A drop-in is a file in a handlers.d folder, or one that holds nothing but [[handler]] tables.
         let folder = PathName.lastComponent(of: PathName.directory(of: path))
         let inHandlersFolder = folder == Defaults.handlersDirectoryName

@@ -100,13 +100,15 @@ public struct DaemonConfig: Sendable, Equatable {
         case off
     }
 
-    /// Reads the main file's table, recording problems in `reader`.
-    static func read(from reader: inout TableReader) -> DaemonConfig {
-        var config = DaemonConfig()
+    /// Reads the main file's table over `base`, recording problems in `reader`: a key the table
+    /// does not hold keeps `base`'s value, so a drop-in of the main file (`fetchd.toml.d`) is
+    /// read over what the files before it set.
+    static func read(from reader: inout TableReader, over base: DaemonConfig = DaemonConfig()) -> DaemonConfig {
+        var config = base
         if let value = reader.string("cache_dir") { config.cacheDirectory = value }
         if let value = reader.string("state_dir") { config.stateDirectory = value }
         if let value = reader.string("runtime_dir") { config.runtimeDirectory = value }
-        config.socketPathOverride = reader.string("socket")
+        if reader.holds("socket") { config.socketPathOverride = reader.string("socket") }
         if let value = reader.string("handlers_dir") { config.handlersDirectory = value }
         for (key, path) in [("cache_dir", config.cacheDirectory), ("state_dir", config.stateDirectory),
                             ("runtime_dir", config.runtimeDirectory)] where path.isEmpty {
@@ -134,11 +136,13 @@ public struct DaemonConfig: Sendable, Equatable {
                 reader.report("socket_mode", "\"\(text)\" is not an octal permission mode; expected e.g. \"0660\"")
             }
         }
-        config.controlGroup = reader.string("control_group").flatMap { $0.isEmpty ? nil : $0 }
-        config.controlGroupID = config.controlGroup.flatMap { getgrnam($0)?.pointee.gr_gid }
-        if let group = config.controlGroup, config.controlGroupID == nil {
-            reader.report("control_group", "no group named \"\(group)\" on this system (getent group \(group)); "
-                              + "create it (groupadd \(group)) or unset control_group")
+        if reader.holds("control_group") {
+            config.controlGroup = reader.string("control_group").flatMap { $0.isEmpty ? nil : $0 }
+            config.controlGroupID = config.controlGroup.flatMap { getgrnam($0)?.pointee.gr_gid }
+            if let group = config.controlGroup, config.controlGroupID == nil {
+                reader.report("control_group", "no group named \"\(group)\" on this system (getent group \(group)); "
+                                  + "create it (groupadd \(group)) or unset control_group")
+            }
         }
         if let text = reader.string("global_budget"), !text.isEmpty {
             if let perDay = FetchBudget.perDay(text, maximum: 1_000_000) {
@@ -174,10 +178,12 @@ public struct DaemonConfig: Sendable, Equatable {
                 reader.report("dbus_api", "\"\(text)\" is not a bus; expected \"auto\", \"system\", \"session\" or \"off\"")
             }
         }
-        config.registrationQuota = RegistrationQuota.read(from: &reader)
+        config.registrationQuota = RegistrationQuota.read(from: &reader, over: config.registrationQuota)
         if let value = reader.int("transfer_max_active", in: 1...64) { config.transferMaxActive = value }
         if let value = reader.int("transfer_max_bytes_per_second", in: 0...Int.max) { config.transferMaxBytesPerSecond = value }
-        config.onFailure = HandlerConfig.readAlertProgram(from: &reader).flatMap { $0.isEmpty ? nil : $0 }
+        if reader.holds("on_failure") {
+            config.onFailure = HandlerConfig.readAlertProgram(from: &reader).flatMap { $0.isEmpty ? nil : $0 }
+        }
         if let value = reader.int("alert_after", in: 1...Defaults.alertAfterMax) { config.alertAfter = value }
         reader.reportUnknownKeys(known: knownKeys + ["handler"])
         return config

@@ -24,9 +24,9 @@ public struct RegistrationQuota: Sendable, Equatable {
     static let keys = ["dbus_max_handlers", "dbus_max_snapshot_bytes", "dbus_max_bytes", "dbus_max_transfer_bytes",
                        "dbus_max_fetches_per_day"]
 
-    /// Reads the quotas from the main file's table.
-    static func read(from reader: inout TableReader) -> RegistrationQuota {
-        var quota = RegistrationQuota()
+    /// Reads the quotas from the main file's table over `base` (what the files before it set).
+    static func read(from reader: inout TableReader, over base: RegistrationQuota = RegistrationQuota()) -> RegistrationQuota {
+        var quota = base
         if let value = reader.int("dbus_max_handlers", in: 0...10_000) { quota.handlers = value }
         if let value = reader.int("dbus_max_snapshot_bytes", in: 0...Int.max) { quota.snapshotBytes = value }
         if let value = reader.int("dbus_max_bytes", in: 0...Int.max) { quota.bytes = value }

@@ -50,6 +50,10 @@ struct TableReader {
         report(key, "expected \(expected), found \(Self.describe(value.type))")
     }
 
+    /// Whether the table holds `key` (of whatever type): for a key whose absence must keep what
+    /// was read before, where its value may also be read as "none".
+    func holds(_ key: String) -> Bool { table.contains(key: key) }
+
     /// A string value.
     mutating func string(_ key: String, required: Bool = false) -> String? {
         guard let value = value(key, required: required) else { return nil }

@@ -51,6 +51,7 @@ struct PackageTests {
             }
             #expect(try await namespace.property("UnitFileState", of: unit) == "enabled", "\(unit)")
         }
+        try await aFirstStartIsClean(namespace)
         #expect(try await namespace.run(["id", "-un", "fetchd"]).stdout == "fetchd\n")
         #expect(try await namespace.run(["id", "-un", "fetchd-exec"]).stdout == "fetchd-exec\n")
         // Linked statically, Swift concurrency must still run on NIO's loops: on libdispatch's
@@ -133,6 +134,21 @@ struct PackageTests {
             let dynamic = try await namespace.check(["readelf", "-d", binary]).stdout
             #expect(!dynamic.contains("RUNPATH") && !dynamic.contains("RPATH"), "\(binary): \(dynamic)")
         }
+    }
+
+    /// Right after a fresh install: the D-Bus API answers the first call (the bus read the policy
+    /// before fetchd asked for its name), and nothing fetchd logged is a warning an administrator
+    /// would chase (`systemctl status fetchd` shows the same lines).
+    func aFirstStartIsClean(_ namespace: SystemdNamespace) async throws {
+        if try await namespace.property("ActiveState", of: "dbus.service") == "active" {
+            let answer = try await Self.callTheBus(namespace)
+            #expect(answer.status == 0, "the D-Bus API did not answer after a fresh install: \(answer)")
+        }
+        let entries = try await namespace.journal(unit: "fetchd.service")
+        let warnings = entries.filter { Int($0["PRIORITY"] ?? "6") ?? 6 <= 4 }.map { $0["MESSAGE"] ?? "" }
+        #expect(warnings.isEmpty, "a fresh install logged: \(warnings)")
+        let said = entries.map { $0["MESSAGE"] ?? "" }
+        #expect(!said.contains { $0.contains("not offered") }, "\(said)")
     }
 
     /// The context switches of every thread of fetchd.service's main process over `seconds`.
