@@ -87,10 +87,9 @@ final class CurlEasy {
             fetchd_curl_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, request.lowSpeedSeconds),
             fetchd_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1),
             fetchd_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2),
-            // HTTP/2 over TLS when the server offers it (ALPN); wait for a connection that can
-            // multiplex rather than opening a second one to the same host, as `curl --parallel` does.
+            // HTTP/2 over TLS when the server offers it (ALPN).
             fetchd_curl_setopt_long(handle, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS),
-            fetchd_curl_setopt_long(handle, CURLOPT_PIPEWAIT, 1),
+            fetchd_curl_setopt_long(handle, CURLOPT_PIPEWAIT, Self.waitsToMultiplex(request.url) ? 1 : 0),
             fetchd_curl_setopt_string(handle, CURLOPT_USERAGENT, request.userAgent),
             fetchd_curl_setopt_off(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maxBytes)),
             fetchd_curl_setopt_off(handle, CURLOPT_MAX_RECV_SPEED_LARGE, curl_off_t(request.maxReceiveBytesPerSecond)),
@@ -120,6 +119,16 @@ final class CurlEasy {
             abandon()
             throw .other(code: Int(bad.rawValue), message: String(cString: curl_easy_strerror(bad)))
         }
+    }
+
+    /// Whether a transfer of `url` waits for a connection to the same host still being set up,
+    /// to learn whether it can share it (CURLOPT_PIPEWAIT), rather than opening one of its own.
+    /// Only over https, where ALPN may give HTTP/2 once the handshake ends: plain http is
+    /// HTTP/1.1 here, which never multiplexes, and libcurl learns that only from the first
+    /// response, then moves one waiting transfer on per transfer that ends, so every fetch of a
+    /// slow host would go through one connection in turn, its deadline running meanwhile.
+    static func waitsToMultiplex(_ url: String) -> Bool {
+        url.utf8.count > 8 && url.prefix(8).lowercased() == "https://"
     }
 
     /// Opens `request`'s output file for writing. Called by `HTTPClient.fetch` on the caller's

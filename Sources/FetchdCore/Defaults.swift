@@ -21,8 +21,9 @@ public enum Defaults {
 
     /// How many exec handlers (programs) may run at the same time.
     public static let maxConcurrent = 4
-    /// How many http fetches may be in flight at the same time (also libcurl's cap on open
-    /// connections). `curl --parallel` allows 50; fetchd stays a little more polite.
+    /// How many http fetches may be in flight at the same time (with `transferMaxActive`,
+    /// libcurl's cap on open connections). `curl --parallel` allows 50; fetchd stays a little
+    /// more polite.
     public static let httpMaxTransfers = 32
     /// How many http fetches, and connections, one host (name and port) gets at the same time;
     /// the figure browsers use.

@@ -89,11 +89,14 @@ extension TestHTTPServer.Script {
 
     /// For connection-limit tests: HTTP/1.1 with keep-alive, many threads. Routes:
     /// - `/slow/NAME`, `/fast/NAME`: answer after 1.5 s (long enough for a loaded machine to
-    ///   start the others meanwhile) or at once;
+    ///   start the others meanwhile) or at once; `?seconds=S` on a slow one waits S seconds,
+    ///   `?close` ends the connection after the answer (`Connection: close`, as an HTTP/1.0
+    ///   server does);
+    /// - `/goto/URL`: a 302 to URL, at once;
     /// - `/stats`: JSON with, per Host header, the most requests it had in flight at once
     ///   (`max_active`), and the connections that made a request (`connections`).
     public static let counting = TestHTTPServer.Script(#"""
-        import http.server, json, socketserver, sys, threading, time
+        import http.server, json, socketserver, sys, threading, time, urllib.parse
         lock = threading.Lock()
         active, peak, connections = {}, {}, [0]
         class H(http.server.BaseHTTPRequestHandler):
@@ -102,8 +105,11 @@ extension TestHTTPServer.Script {
             def setup(self):
                 super().setup()
                 self.counted = False
-            def send(self, body):
+            def send(self, body, close=False):
                 self.send_response(200)
+                if close:
+                    self.send_header("Connection", "close")
+                    self.close_connection = True
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
@@ -113,13 +119,19 @@ extension TestHTTPServer.Script {
                     with lock: connections[0] += 1
                 if self.path == "/stats":
                     with lock: return self.send(json.dumps({"max_active": peak, "connections": connections[0]}).encode())
+                if self.path.startswith("/goto/"):
+                    self.send_response(302)
+                    self.send_header("Location", self.path[6:])
+                    self.send_header("Content-Length", "0")
+                    return self.end_headers()
                 host = self.headers.get("Host", "").split(":")[0]
                 with lock:
                     active[host] = active.get(host, 0) + 1
                     peak[host] = max(peak.get(host, 0), active[host])
-                if self.path.startswith("/slow/"): time.sleep(1.5)
+                query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query, keep_blank_values=True)
+                if self.path.startswith("/slow/"): time.sleep(float(query.get("seconds", ["1.5"])[0]))
                 with lock: active[host] -= 1
-                self.send(b"body of " + self.path.encode())
+                self.send(b"body of " + self.path.encode(), close="close" in query)
         class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
             daemon_threads = True
         server = S(("127.0.0.1", int(sys.argv[1])), H)
