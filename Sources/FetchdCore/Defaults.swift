@@ -168,4 +168,14 @@ public enum Defaults {
     public static let transferReceiveBufferBytes = 512 * 1024
     /// The exit status by which an exec handler reports `noData`.
     public static let execNoDataExitStatus: Int32 = 100
+
+    /// The largest configuration file read, in bytes: ten thousand handlers take about 1 MiB.
+    /// A bound on the parser's work and memory (a file is parsed whole).
+    public static let configMaxFileBytes = 4 * 1024 * 1024
+    /// The longest line of a configuration file, in bytes: room for a long token in a header.
+    public static let configMaxLineBytes = 64 * 1024
+    /// The most dots outside strings on one line of a configuration file: a dotted key or table
+    /// header of thousands of parts (`[a.a.a...]`) takes the TOML parser time quadratic in their
+    /// number (13 s for 10,000); no fetchd key has more than three.
+    public static let configMaxLineDots = 32
 }
