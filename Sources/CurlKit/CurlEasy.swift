@@ -55,10 +55,14 @@ final class CurlEasy {
         let state = TransferState(fd: request.outputDescriptor, maxBytes: request.maxBytes, resume: request.resume)
         if request.hashBody && request.resume == nil { state.hasher = SHA256() }
         transfer = state
+        // Validators come from earlier responses, through the state database: one that would
+        // carry a control character into the request (a second header after a bare CR) is not
+        // sent, and the request is the less conditional for it.
         var conditional: [String] = []
-        if let etag = request.ifNoneMatch { conditional.append("If-None-Match: \(etag)") }
-        if let date = request.ifModifiedSince { conditional.append("If-Modified-Since: \(date)") }
-        if let resume = request.resume, resume.offset > 0, let validator = resume.validator {
+        let sendable: (String?) -> String? = { $0.flatMap { ResponseHeaders.isFieldValue($0.utf8) ? $0 : nil } }
+        if let etag = sendable(request.ifNoneMatch) { conditional.append("If-None-Match: \(etag)") }
+        if let date = sendable(request.ifModifiedSince) { conditional.append("If-Modified-Since: \(date)") }
+        if let resume = request.resume, resume.offset > 0, let validator = sendable(resume.validator) {
             conditional.append("If-Range: \(validator)")
         }
         for header in request.headers + conditional { headerList = curl_slist_append(headerList, header) }

@@ -31,6 +31,11 @@ public struct HTTPRequest: Sendable {
     public var ifNoneMatch: String?
     /// Sent as `If-Modified-Since` (the Last-Modified of the content we already have).
     public var ifModifiedSince: String?
+    /// Whether the request is conditional: it carries a validator that is sent (one holding
+    /// a control character is not: `ResponseHeaders.isFieldValue`).
+    public var isConditional: Bool {
+        [ifNoneMatch, ifModifiedSince].contains { $0.map { ResponseHeaders.isFieldValue($0.utf8) } ?? false }
+    }
     /// A PEM file of CA certificates to trust instead of the system's.
     public var caFile: String?
     /// A proxy URL; nil leaves libcurl's environment handling (`https_proxy`, `no_proxy`) in place.

@@ -54,10 +54,16 @@ extension TestHTTPServer.Script {
     /// - `/lastmod`: `Last-Modified` fixed, 304 when If-Modified-Since equals it;
     /// - `/echo`: the request's headers as the body;
     /// - `/retry`: 429 with `Retry-After: 120`;
-    /// - `/bump`: makes `/etag` serve the next version.
+    /// - `/bump`: makes `/etag` serve the next version;
+    /// - `/etag-cr`, `/lastmod-cr`: a 200 whose ETag or Last-Modified holds a bare CR and a
+    ///   second header after it; each request's If-None-Match and If-Modified-Since are noted;
+    /// - `/always-304`: 304 whatever the request;
+    /// - `/seen`: a JSON list of the conditional headers of each request to the `-cr` routes
+    ///   ("" for none).
     public static let conditional = TestHTTPServer.Script(#"""
-        import http.server, sys
+        import http.server, json, sys
         version = [1]
+        seen = []
         LAST = "Sat, 21 Nov 2026 08:00:00 GMT"
         class H(http.server.BaseHTTPRequestHandler):
             def log_message(self, *a): pass
@@ -82,6 +88,15 @@ extension TestHTTPServer.Script {
                 if self.path == "/bump":
                     version[0] += 1
                     return self.send(200, b"bumped")
+                if self.path in ("/etag-cr", "/lastmod-cr"):
+                    seen.append(self.headers.get("If-None-Match", "") + self.headers.get("If-Modified-Since", ""))
+                    name = "ETag" if self.path == "/etag-cr" else "Last-Modified"
+                    value = '"abc"' if self.path == "/etag-cr" else LAST
+                    return self.send(200, b"cr body", {name: value + "\rX-Injected: evil"})
+                if self.path == "/always-304":
+                    return self.send(304)
+                if self.path == "/seen":
+                    return self.send(200, json.dumps(seen).encode())
                 self.send(404)
         server = http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H)
         server.serve_forever()
