@@ -130,4 +130,16 @@ struct HTTPConditionalTests {
         #expect(!echoed.contains("If-None-Match") && !echoed.contains("If-Modified-Since") && !echoed.contains("X-Injected"),
                 "\(echoed)")
     }
+
+    /// A 304 to the first, unconditional request leaves nothing to keep: a failure, not a success.
+    @Test func a304ToAnUnconditionalRequestFails() async throws {
+        let server = try TestHTTPServer(.conditional)
+        let directory = try TemporaryDirectory("conditional")
+        defer { directory.remove() }
+        let coordinator = try coordinator(directory, url: server.url("/always-304"))
+        let record = await coordinator.fetch("page", trigger: .manual)
+        #expect(record?.result.name == "failed", "\(String(describing: record))")
+        #expect(record?.result.reason?.hasPrefix("HTTP 304 (not modified) to a request that was not conditional") == true)
+        #expect(!FileManager.default.fileExists(atPath: directory.file("cache/page/latest/content")))
+    }
 }
