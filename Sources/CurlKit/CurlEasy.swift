@@ -29,6 +29,9 @@ final class CurlEasy {
     /// The most response-header bytes accepted over a transfer and its redirects: a server that
     /// sends headers without end must not grow the daemon's memory.
     static let maxHeaderBytes = 256 * 1024
+    /// The longest response header line libcurl takes (CURL_MAX_HTTP_HEADER, 100 KiB): a longer
+    /// one ends the transfer as "out of memory", libcurl saying nothing more.
+    static let maxHeaderLineBytes = 100 * 1024
 
     /// Creates a handle; fails only when libcurl cannot allocate one.
     init() throws(HTTPFailure) {
@@ -205,6 +208,12 @@ final class CurlEasy {
         }
     }
 
+    /// Whether the transfer sent a request (so that what failed came after it).
+    private func requestWasSent() -> Bool {
+        var bytes = 0
+        return fetchd_curl_getinfo_long(handle, CURLINFO_REQUEST_SIZE, &bytes) == CURLE_OK && bytes > 0
+    }
+
     private func infoString(_ info: CURLINFO) -> String? {
         var value: UnsafePointer<CChar>?
         guard fetchd_curl_getinfo_string(handle, info, &value) == CURLE_OK, let value else { return nil }
@@ -219,6 +228,10 @@ final class CurlEasy {
             return .tooLarge(limit: request.maxBytes)
         case CURLE_WRITE_ERROR where state.headersExceeded:
             return .headersTooLarge(limit: Self.maxHeaderBytes)
+        // Out of memory while the response's headers are read (the request sent, no body byte
+        // yet): a header line longer than libcurl buffers, which is the server's doing.
+        case CURLE_OUT_OF_MEMORY where !state.bodyStarted && requestWasSent():
+            return .headerLineTooLarge(limit: Self.maxHeaderLineBytes)
         case CURLE_WRITE_ERROR where state.writeErrno != 0:
             return .write(String(cString: strerror(state.writeErrno)))
         case CURLE_WRITE_ERROR where state.rangeProblem != nil:

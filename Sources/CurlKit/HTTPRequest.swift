@@ -141,6 +141,8 @@ public enum HTTPFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case tooLarge(limit: Int)
     /// The response headers exceeded the header limit (a hostile or broken server).
     case headersTooLarge(limit: Int)
+    /// One response header line exceeded what libcurl buffers of a line (a hostile or broken server).
+    case headerLineTooLarge(limit: Int)
     /// More redirects than allowed.
     case tooManyRedirects(limit: Int)
     /// The URL or a redirect used a scheme that is not allowed.
@@ -170,6 +172,7 @@ public enum HTTPFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case .timeout(let detail): "timeout: \(detail)"
         case .tooLarge(let limit): "too large: the body exceeds max_bytes (\(limit) bytes)"
         case .headersTooLarge(let limit): "too large: the response headers exceed \(limit) bytes"
+        case .headerLineTooLarge(let limit): "too large: a response header line exceeds \(limit) bytes"
         case .tooManyRedirects(let limit): "too many redirects (more than \(limit))"
         case .forbiddenScheme(let detail): "forbidden scheme: \(detail)"
         case .forbiddenRedirect(let detail): "forbidden redirect: \(detail)"
