@@ -169,6 +169,11 @@ public enum Defaults {
     /// The exit status by which an exec handler reports `noData`.
     public static let execNoDataExitStatus: Int32 = 100
 
+    /// The longest header fetchd sends from configuration (`user_agent`, `headers`,
+    /// `accept_encoding`, `proxy`), in bytes of name and value: servers commonly refuse header
+    /// lines over 8 KiB (nginx, Apache), and libcurl a string over 8 MB only at the fetch.
+    public static let httpFieldMaxBytes = 8 * 1024
+
     /// The largest configuration file read, in bytes: ten thousand handlers take about 1 MiB.
     /// A bound on the parser's work and memory (a file is parsed whole).
     public static let configMaxFileBytes = 4 * 1024 * 1024

@@ -78,4 +78,19 @@ struct HostileConfigFileTests {
         let problem = try #require(examination.diagnostics.first)
         #expect(problem.description.hasPrefix("\(file):5: the line is \(Defaults.configMaxLineBytes + 2) bytes long"), "\(problem)")
     }
+
+    /// A header value longer than servers take is refused at load, naming the key, instead of
+    /// failing every fetch (a 10 MB `user_agent` was curl error 43 at each one).
+    @Test(arguments: ["user_agent = \"VALUE\"", "headers = { X-Long = \"VALUE\" }"])
+    func aHeaderValueOverTheBoundIsRefused(_ assignment: String) throws {
+        let text: (Int) -> String = { length in
+            "[[handler]]\nname = \"one\"\nkind = \"http\"\nurl = \"https://example.com/\"\n"
+                + assignment.replacingOccurrences(of: "VALUE", with: String(repeating: "u", count: length)) + "\n"
+        }
+        let (examination, file, _) = try examine(Array(text(Defaults.httpFieldMaxBytes + 1).utf8))
+        let problem = try #require(examination.diagnostics.first, "a header value over the bound was taken")
+        #expect(problem.file == file && problem.line == 5 && ["user_agent", "headers"].contains(problem.key), "\(problem)")
+        #expect(problem.message.contains("at most \(Defaults.httpFieldMaxBytes)"), "\(problem)")
+        #expect(try examine(Array(text(Defaults.httpFieldMaxBytes - 10).utf8)).0.diagnostics.isEmpty)
+    }
 }
