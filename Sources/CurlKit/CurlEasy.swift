@@ -33,6 +33,9 @@ final class CurlEasy {
     /// The most response-header bytes accepted over a transfer and its redirects: a server that
     /// sends headers without end must not grow the daemon's memory.
     static let maxHeaderBytes = 256 * 1024
+    /// The longest response header line libcurl takes (CURL_MAX_HTTP_HEADER, 100 KiB): a longer
+    /// one ends the transfer as "out of memory", libcurl saying nothing more.
+    static let maxHeaderLineBytes = 100 * 1024
 
     /// Creates a handle; fails only when libcurl cannot allocate one.
     init() throws(HTTPFailure) {
@@ -59,10 +62,14 @@ final class CurlEasy {
         let state = TransferState(fd: request.outputDescriptor, maxBytes: request.maxBytes, resume: request.resume)
         if request.hashBody && request.resume == nil { state.hasher = SHA256() }
         transfer = state
+        // Validators come from earlier responses, through the state database: one that would
+        // carry a control character into the request (a second header after a bare CR) is not
+        // sent, and the request is the less conditional for it.
         var conditional: [String] = []
-        if let etag = request.ifNoneMatch { conditional.append("If-None-Match: \(etag)") }
-        if let date = request.ifModifiedSince { conditional.append("If-Modified-Since: \(date)") }
-        if let resume = request.resume, resume.offset > 0, let validator = resume.validator {
+        let sendable: (String?) -> String? = { $0.flatMap { ResponseHeaders.isFieldValue($0.utf8) ? $0 : nil } }
+        if let etag = sendable(request.ifNoneMatch) { conditional.append("If-None-Match: \(etag)") }
+        if let date = sendable(request.ifModifiedSince) { conditional.append("If-Modified-Since: \(date)") }
+        if let resume = request.resume, resume.offset > 0, let validator = sendable(resume.validator) {
             conditional.append("If-Range: \(validator)")
         }
         for header in request.headers + conditional { headerList = curl_slist_append(headerList, header) }
@@ -92,10 +99,9 @@ final class CurlEasy {
             fetchd_curl_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, request.lowSpeedSeconds),
             fetchd_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1),
             fetchd_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2),
-            // HTTP/2 over TLS when the server offers it (ALPN); wait for a connection that can
-            // multiplex rather than opening a second one to the same host, as `curl --parallel` does.
+            // HTTP/2 over TLS when the server offers it (ALPN).
             fetchd_curl_setopt_long(handle, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS),
-            fetchd_curl_setopt_long(handle, CURLOPT_PIPEWAIT, 1),
+            fetchd_curl_setopt_long(handle, CURLOPT_PIPEWAIT, Self.waitsToMultiplex(request.url) ? 1 : 0),
             fetchd_curl_setopt_string(handle, CURLOPT_USERAGENT, request.userAgent),
             fetchd_curl_setopt_off(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maxBytes)),
             fetchd_curl_setopt_off(handle, CURLOPT_MAX_RECV_SPEED_LARGE, curl_off_t(request.maxReceiveBytesPerSecond)),
@@ -125,6 +131,16 @@ final class CurlEasy {
             abandon()
             throw .other(code: Int(bad.rawValue), message: String(cString: curl_easy_strerror(bad)))
         }
+    }
+
+    /// Whether a transfer of `url` waits for a connection to the same host still being set up,
+    /// to learn whether it can share it (CURLOPT_PIPEWAIT), rather than opening one of its own.
+    /// Only over https, where ALPN may give HTTP/2 once the handshake ends: plain http is
+    /// HTTP/1.1 here, which never multiplexes, and libcurl learns that only from the first
+    /// response, then moves one waiting transfer on per transfer that ends, so every fetch of a
+    /// slow host would go through one connection in turn, its deadline running meanwhile.
+    static func waitsToMultiplex(_ url: String) -> Bool {
+        url.utf8.count > 8 && url.prefix(8).lowercased() == "https://"
     }
 
     /// Opens `request`'s output file for writing. Called by `HTTPClient.fetch` on the caller's
@@ -201,6 +217,12 @@ final class CurlEasy {
         }
     }
 
+    /// Whether the transfer sent a request (so that what failed came after it).
+    private func requestWasSent() -> Bool {
+        var bytes = 0
+        return fetchd_curl_getinfo_long(handle, CURLINFO_REQUEST_SIZE, &bytes) == CURLE_OK && bytes > 0
+    }
+
     private func infoString(_ info: CURLINFO) -> String? {
         var value: UnsafePointer<CChar>?
         guard fetchd_curl_getinfo_string(handle, info, &value) == CURLE_OK, let value else { return nil }
@@ -215,6 +237,10 @@ final class CurlEasy {
             return .tooLarge(limit: request.maxBytes)
         case CURLE_WRITE_ERROR where state.headersExceeded:
             return .headersTooLarge(limit: Self.maxHeaderBytes)
+        // Out of memory while the response's headers are read (the request sent, no body byte
+        // yet): a header line longer than libcurl buffers, which is the server's doing.
+        case CURLE_OUT_OF_MEMORY where !state.bodyStarted && requestWasSent():
+            return .headerLineTooLarge(limit: Self.maxHeaderLineBytes)
         case CURLE_WRITE_ERROR where state.writeErrno != 0:
             return .write(String(cString: strerror(state.writeErrno)))
         case CURLE_WRITE_ERROR where state.rangeProblem != nil:

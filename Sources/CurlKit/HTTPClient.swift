@@ -13,17 +13,20 @@ import Synchronization
 /// session cache, so connections and sessions are reused across fetches and across wakes, and
 /// HTTP/2 streams to one host share a connection.
 public final class HTTPClient: Sendable {
-    /// Connection limits, applied by libcurl; transfers over them wait inside libcurl.
+    /// Connection limits, applied by libcurl; transfers over them wait inside libcurl, their
+    /// time limits running, and libcurl moves such a waiting transfer on only as another ends.
+    /// A caller that queues its transfers itself (the daemon's slots) sets limits that never
+    /// bind for what it lets through.
     public struct Limits: Sendable, Equatable {
-        /// Connections open at once, to all hosts together.
+        /// Connections open at once, to all hosts together (idle ones are closed to make room).
         public var maxConnections: Int
-        /// Connections open at once to one host (host name and port).
+        /// Connections open at once to one host (host name and port); 0: no cap per host.
         public var maxHostConnections: Int
 
         /// Creates limits.
         public init(maxConnections: Int, maxHostConnections: Int) {
             self.maxConnections = max(1, maxConnections)
-            self.maxHostConnections = max(1, maxHostConnections)
+            self.maxHostConnections = max(0, maxHostConnections)
         }
     }
 

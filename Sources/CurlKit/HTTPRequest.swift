@@ -31,6 +31,11 @@ public struct HTTPRequest: Sendable {
     public var ifNoneMatch: String?
     /// Sent as `If-Modified-Since` (the Last-Modified of the content we already have).
     public var ifModifiedSince: String?
+    /// Whether the request is conditional: it carries a validator that is sent (one holding
+    /// a control character is not: `ResponseHeaders.isFieldValue`).
+    public var isConditional: Bool {
+        [ifNoneMatch, ifModifiedSince].contains { $0.map { ResponseHeaders.isFieldValue($0.utf8) } ?? false }
+    }
     /// A PEM file of CA certificates to trust instead of the system's.
     public var caFile: String?
     /// A proxy URL; nil leaves libcurl's environment handling (`https_proxy`, `no_proxy`) in place.
@@ -136,6 +141,8 @@ public enum HTTPFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case tooLarge(limit: Int)
     /// The response headers exceeded the header limit (a hostile or broken server).
     case headersTooLarge(limit: Int)
+    /// One response header line exceeded what libcurl buffers of a line (a hostile or broken server).
+    case headerLineTooLarge(limit: Int)
     /// More redirects than allowed.
     case tooManyRedirects(limit: Int)
     /// The URL or a redirect used a scheme that is not allowed.
@@ -165,6 +172,7 @@ public enum HTTPFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case .timeout(let detail): "timeout: \(detail)"
         case .tooLarge(let limit): "too large: the body exceeds max_bytes (\(limit) bytes)"
         case .headersTooLarge(let limit): "too large: the response headers exceed \(limit) bytes"
+        case .headerLineTooLarge(let limit): "too large: a response header line exceeds \(limit) bytes"
         case .tooManyRedirects(let limit): "too many redirects (more than \(limit))"
         case .forbiddenScheme(let detail): "forbidden scheme: \(detail)"
         case .forbiddenRedirect(let detail): "forbidden redirect: \(detail)"

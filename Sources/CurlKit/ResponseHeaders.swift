@@ -8,7 +8,8 @@ public struct ResponseHeaders: Sendable {
     /// when that line holds no three-digit code).
     public private(set) var status = 0
     /// Its fields, names lower-cased; a repeated field keeps its last value. Sized for a usual
-    /// response's headers, so that reading them does not rehash it as it grows.
+    /// response's headers, so that reading them does not rehash it as it grows. A field whose
+    /// value holds a control character is not kept (`isFieldValue`).
     public private(set) var fields = [String: String](minimumCapacity: 16)
 
     /// Empty, before the first status line.
@@ -26,9 +27,19 @@ public struct ResponseHeaders: Sendable {
             var start = colon + 1, end = line.count
             while start < end, isSpace(line[start]) { start += 1 }
             while end > start, isSpace(line[end - 1]) { end -= 1 }
+            // A bare CR inside a value (libcurl ends lines at LF only) would end the line early
+            // wherever the value is sent back, as a validator is: RFC 9110 (5.5) has such a
+            // field rejected, and it is, alone; the response itself still counts.
+            guard Self.isFieldValue(line[start..<end]) else { return }
             let name = String(decoding: line[..<colon], as: UTF8.self).lowercased()
             fields[name] = String(decoding: line[start..<end], as: UTF8.self)
         }
+    }
+
+    /// Whether `bytes` may be a field value, received or sent: no control character but the
+    /// tab (no CR, LF or NUL, which end or cut a header line, nor other C0 controls or DEL).
+    public static func isFieldValue<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
+        !bytes.contains { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }
     }
 
     /// The validator `If-Range` may carry: a strong ETag (RFC 9110 forbids weak ones), else

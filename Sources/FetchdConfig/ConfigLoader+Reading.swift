@@ -49,6 +49,8 @@ extension ConfigLoader {
         case .unreadable(let reason):
             return (nil, [ConfigDiagnostic(file: file, line: nil, key: nil,
                 message: "cannot read the file (\(reason)); check its permissions and encoding (UTF-8)")])
+        case .malformed(let problem):
+            return (nil, [ConfigDiagnostic(file: file, line: problem.line, key: nil, message: problem.message)])
         }
         let lines = TOMLLineIndex(text)
         if let line = lines.malformedHeaderLine {

@@ -266,7 +266,8 @@ public enum ConfigLoader {
             let handler = HandlerConfig.read(from: &tableReader, daemon: daemon)
             diagnostics += tableReader.diagnostics
             guard let handler else { continue }
-            let untrusted = trustedReader.namedFileProblems(of: handler, file: file, lines: document.lines, section: section)
+            let untrusted = trustedReader.namedFileProblems(of: handler, daemon: daemon, file: file,
+                                                            lines: document.lines, section: section)
             if untrusted.isEmpty { handlers.append(handler) } else { diagnostics += untrusted.map { $0.stoppingStart() } }
         }
         // Report in file order, as a person reads the file.

@@ -44,6 +44,8 @@ public struct HTTPOptions: Sendable, Equatable {
                     reader.report("headers", "\"\(name)\" is not a valid header name (letters, digits and !#$%&'*+-.^_`|~)")
                 } else if value.unicodeScalars.contains(where: HTTPFieldText.isControlCharacter) {
                     reader.report("headers", "the value of \"\(name)\" contains a line break, NUL or other control character")
+                } else if let problem = HTTPFieldText.tooLong(name + value) {
+                    reader.report("headers", "\"\(name)\" with its value \(problem)")
                 } else if ["if-none-match", "if-modified-since"].contains(name.lowercased()) {
                     reader.report("headers", "\"\(name)\" is managed by fetchd (conditional requests); remove it")
                 } else {

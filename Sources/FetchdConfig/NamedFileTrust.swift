@@ -8,13 +8,15 @@ import Glibc
 extension TrustedReader {
     /// The problems with the files `handler` (read from `section` of `file`) names for fetchd
     /// to run or trust: an exec handler's program (`command`), a transfer's `on_complete`
-    /// program, the handler's own failure alert (`on_failure`) and a `ca_file`, each at its key. A program is the file its command runs: a path
-    /// as written, or a bare name looked up in the handler's `PATH` as it will be when it runs,
-    /// where every folder searched before the one holding it must pass too (whoever can write
-    /// one of them could put a program of that name in first). Files that do not exist are
-    /// not this check's to report: a missing program fails when it is run, a missing CA file
-    /// is reported where `ca_file` is read.
-    func namedFileProblems(of handler: HandlerConfig, file: String, lines: TOMLLineIndex,
+    /// program, the program its failure alerts run and a `ca_file`, each at its key. A program
+    /// is the file its command runs: a path as written, or a bare name looked up in the
+    /// handler's `PATH` as it will be when it runs, where every folder searched before the one
+    /// holding it must pass too (whoever can write one of them could put a program of that
+    /// name in first). The alert program is the handler's own `on_failure`, else `daemon`'s
+    /// (the main file's) when the handler's `environment` sets the `PATH` it is looked up in,
+    /// reported at `environment`. Files that do not exist are not this check's to report: a
+    /// missing program fails when it is run, a missing CA file is reported where `ca_file` is read.
+    func namedFileProblems(of handler: HandlerConfig, daemon: DaemonConfig, file: String, lines: TOMLLineIndex,
                            section: TOMLLineIndex.Section) -> [ConfigDiagnostic] {
         var named: [(key: String, what: String, problem: String?)] = []
         let searchPath = handler.environment["PATH"] ?? Defaults.programSearchPath
@@ -26,6 +28,12 @@ extension TrustedReader {
         }
         if let program = handler.onFailure?.first {
             named.append(("on_failure", "the program", remembered(program, searchPath) { programProblem(program, searchPath) }))
+        } else if handler.registeredBy == nil, handler.environment["PATH"] != nil,
+                  let program = handler.alertCommand(daemon: daemon)?.first, !program.contains("/") {
+            // The main file's program runs with this handler's environment, and so its PATH
+            // (the main file's own check looks it up in the default one).
+            named.append(("environment", "the main file's on_failure program, run with this handler's PATH,",
+                          remembered(program, searchPath) { programProblem(program, searchPath) }))
         }
         if let caFile = handler.request?.caFile {
             named.append(("ca_file", "the CA file", remembered(caFile, nil) { namedFileProblem(caFile) }))
@@ -39,8 +47,8 @@ extension TrustedReader {
     }
 
     /// The problem with the main file's `on_failure` program (looked up in the default `PATH`:
-    /// a handler's `environment` may set another, and its own `PATH` is checked with the
-    /// handler's programs when it names one), if any, at its key in `file`.
+    /// a handler's `environment` may set another, which `namedFileProblems` checks it in), if
+    /// any, at its key in `file`.
     func alertProgramProblem(of daemon: DaemonConfig, file: String, lines: TOMLLineIndex) -> ConfigDiagnostic? {
         guard let program = daemon.onFailure?.first else { return nil }
         let searchPath = Defaults.programSearchPath

@@ -21,6 +21,9 @@ final class TrustedReader {
         case untrusted(String)
         /// It cannot be read: why.
         case unreadable(String)
+        /// Its bytes are not a text fetchd parses (too large, not UTF-8, a NUL byte, a line
+        /// too long or too dotted: `ConfigText`): where and why.
+        case malformed(ConfigText.Problem)
     }
 
     /// A folder opened for reading, closed when dropped.
@@ -105,9 +108,29 @@ final class TrustedReader {
             return .untrusted(problem)
         }
         afterCheck?(path)
-        let data = FileHandle(fileDescriptor: fd, closeOnDealloc: false).readDataToEndOfFile()
-        guard let text = String(data: data, encoding: .utf8) else { return .unreadable("not UTF-8 text") }
-        return .text(text)
+        return Self.text(of: fd)
+    }
+
+    /// The text read from `fd`, held to `ConfigText`'s bounds; no more than one byte past
+    /// `Defaults.configMaxFileBytes` is read (the size `fstat` gave may have changed since).
+    private static func text(of fd: Int32) -> Read {
+        let limit = Defaults.configMaxFileBytes
+        var bytes = [UInt8](repeating: 0, count: limit + 1)
+        var count = 0
+        while count < bytes.count {
+            let got = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
+            if got < 0, errno == EINTR { continue }
+            guard got >= 0 else { return .unreadable(lastError()) }
+            if got == 0 { break }
+            count += got
+        }
+        guard count <= limit else {
+            return .malformed(ConfigText.Problem(line: nil, message: "the file is larger than \(limit) bytes, the most a "
+                + "configuration file may have; split its handlers into files of their own in handlers.d"))
+        }
+        bytes.removeSubrange(count...)
+        if let problem = bytes.withUnsafeBytes(ConfigText.problem(in:)) { return .malformed(problem) }
+        return .text(String(decoding: bytes, as: UTF8.self))
     }
 
     /// The handler folder `path`, opened without following a link and checked with every

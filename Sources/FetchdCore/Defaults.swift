@@ -21,8 +21,9 @@ public enum Defaults {
 
     /// How many exec handlers (programs) may run at the same time.
     public static let maxConcurrent = 4
-    /// How many http fetches may be in flight at the same time (also libcurl's cap on open
-    /// connections). `curl --parallel` allows 50; fetchd stays a little more polite.
+    /// How many http fetches may be in flight at the same time (with `transferMaxActive`,
+    /// libcurl's cap on open connections). `curl --parallel` allows 50; fetchd stays a little
+    /// more polite.
     public static let httpMaxTransfers = 32
     /// How many http fetches, and connections, one host (name and port) gets at the same time;
     /// the figure browsers use.
@@ -167,4 +168,19 @@ public enum Defaults {
     public static let transferReceiveBufferBytes = 512 * 1024
     /// The exit status by which an exec handler reports `noData`.
     public static let execNoDataExitStatus: Int32 = 100
+
+    /// The longest header fetchd sends from configuration (`user_agent`, `headers`,
+    /// `accept_encoding`, `proxy`), in bytes of name and value: servers commonly refuse header
+    /// lines over 8 KiB (nginx, Apache), and libcurl a string over 8 MB only at the fetch.
+    public static let httpFieldMaxBytes = 8 * 1024
+
+    /// The largest configuration file read, in bytes: ten thousand handlers take about 1 MiB.
+    /// A bound on the parser's work and memory (a file is parsed whole).
+    public static let configMaxFileBytes = 4 * 1024 * 1024
+    /// The longest line of a configuration file, in bytes: room for a long token in a header.
+    public static let configMaxLineBytes = 64 * 1024
+    /// The most dots outside strings on one line of a configuration file: a dotted key or table
+    /// header of thousands of parts (`[a.a.a...]`) takes the TOML parser time quadratic in their
+    /// number (13 s for 10,000); no fetchd key has more than three.
+    public static let configMaxLineDots = 32
 }

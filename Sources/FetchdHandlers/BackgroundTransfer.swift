@@ -178,9 +178,13 @@ public struct BackgroundTransfer: Sendable {
         switch response.status {
         case 200..<300:
             return verify(files, digest: digest, response: response, resumedFrom: offset, saved: saved)
-        case 304:
+        case 304 where request.isConditional:
             discard(files)
             return .finished(.notModified(details: ["status": "304", "request_url": url]))
+        case 304:
+            discard(files)
+            return .finished(.failed(reason: HTTPHandler.unaskedNotModified,
+                                     answer: ServerAnswer(status: response.status, headers: response.headers), keptBytes: 0))
         case 416 where saved?.totalBytes == offset && offset > 0:
             // Asked for the bytes after the end: the partial file is the whole resource.
             return verify(files, digest: digest, response: response, resumedFrom: offset, saved: saved)

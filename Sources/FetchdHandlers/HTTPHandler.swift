@@ -4,8 +4,8 @@ import Foundation
 
 /// Fetches a URL with libcurl; the response body becomes the snapshot.
 ///
-/// 2xx is `newData` (the daemon turns byte-identical content into `noData`); 304 is `noData`;
-/// any other status is `failed` with the code. The transfer's time limit is the fetch's
+/// 2xx is `newData` (the daemon turns byte-identical content into `noData`); 304 is `noData`
+/// when the request was conditional; any other status is `failed` with the code. The transfer's time limit is the fetch's
 /// remaining deadline, and the body may not exceed `maxBytes`.
 public struct HTTPHandler: FetchHandler {
     /// The URL to GET.
@@ -59,7 +59,7 @@ public struct HTTPHandler: FetchHandler {
         do {
             let response = try await client.fetch(request, stopper: stopper)
             guard !context.isExpired else { return }
-            let answer = self.answer(to: response)
+            let answer = self.answer(to: response, conditional: request.isConditional)
             context.reportServerAnswer(answer.server)
             if let digest = answer.digest { context.reportContentDigest(digest) }
             context.complete(answer.completion)
@@ -89,11 +89,17 @@ public struct HTTPHandler: FetchHandler {
         return request
     }
 
-    /// What a response comes to: 2xx `newData` (with the digest of the body as written), 304
-    /// `noData`, any other status `failed`; each with the details a snapshot keeps and what the
-    /// server said beside the content.
-    public func answer(to response: HTTPResponse) -> (completion: HandlerCompletion, server: ServerAnswer,
-                                                       digest: FetchContext.ContentDigest?) {
+    /// Why a 304 to a request that carried no validator fails.
+    static let unaskedNotModified = "HTTP 304 (not modified) to a request that was not conditional: there is no "
+        + "snapshot to keep; the server (or a proxy before it) answers wrongly"
+
+    /// What a response to a request that was `conditional` (or not) comes to: 2xx `newData`
+    /// (with the digest of the body as written), 304 `noData` when the request was conditional,
+    /// any other status `failed`; each with the details a snapshot keeps and what the server
+    /// said beside the content. A 304 to a request that carried no validator says "keep what
+    /// you have" when there is nothing to keep: a broken server or proxy, and no snapshot.
+    public func answer(to response: HTTPResponse, conditional: Bool) -> (completion: HandlerCompletion, server: ServerAnswer,
+                                                                         digest: FetchContext.ContentDigest?) {
         // Sized for the snapshot's details, twelve at most (status, two URLs, version, five
         // phases here; two validators and a server hint added when settled): growing the
         // dictionary entry by entry rehashed it three times, and more room than that stays in
@@ -110,8 +116,10 @@ public struct HTTPHandler: FetchHandler {
         case 200..<300:
             let digest = response.bodySHA256.map { FetchContext.ContentDigest(sha256: HexText.lowercase($0), bytes: response.bodyBytes) }
             return (.newData(contentType: response.contentType, details: details), server, digest)
-        case 304:
+        case 304 where conditional:
             return (.noData(details: details), server, nil)
+        case 304:
+            return (.failed(reason: Self.unaskedNotModified, details: details), server, nil)
         default:
             return (.failed(reason: "HTTP \(response.status)", details: details), server, nil)
         }

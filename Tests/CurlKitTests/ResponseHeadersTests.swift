@@ -22,6 +22,16 @@ import Testing
         #expect(headers.rangeValidator == "Sat, 05 Nov 1994 08:49:37 GMT")
     }
 
+    /// A value holding a control character is not kept (the field alone: the others are), so
+    /// it can never be sent back as a validator; a tab is allowed.
+    @Test func aFieldWithAControlCharacterIsNotKept() {
+        let headers = read(["HTTP/1.1 200 OK\r\n", "ETag: \"abc\"\rX-Injected: evil\r\n",
+                            "Last-Modified: Sat, 05 Nov 1994\u{0}08:49:37 GMT\r\n", "X-Del: a\u{7F}b\r\n",
+                            "X-Tab: a\tb\r\n", "Content-Length: 2\r\n"])
+        #expect(headers.fields == ["x-tab": "a\tb", "content-length": "2"])
+        #expect(headers.rangeValidator == nil)
+    }
+
     @Test func aStatusLineWithoutThreeDigitsIsZero() {
         #expect(read(["HTTP/1.1 2x0 OK\r\n"]).status == 0)
         #expect(read(["HTTP/1.1\r\n"]).status == 0)

@@ -130,6 +130,27 @@ struct NamedFileTrustTests {
                     && problems.first?.file == main && problems.first?.message.contains("owned by uid 65534") == true, "\(problems)")
     }
 
+    /// The main file's `on_failure` runs with the handler's `environment`: a bare name is looked
+    /// up in that PATH, here a folder another user owns that holds a program of that name.
+    @Test func theMainFilesOnFailureIsCheckedInTheHandlersPATH() throws {
+        let (folder, main, _, _) = try Self.setUp()
+        defer { folder.remove() }
+        try folder.write("heartbeat = \"15m\"\non_failure = [\"notify-admin\", \"--alert\"]\n", to: "fetchd.toml")
+        let planted = try folder.write("#!/bin/sh\nexit 0\n", to: "userbin/notify-admin")
+        chmod(planted, 0o755)
+        chmod(folder.file("userbin"), 0o755)
+        chown(folder.file("userbin"), 65534, 65534)
+        chown(planted, 65534, 65534)
+        let handler = "[[handler]]\nname = \"a\"\nkind = \"exec\"\ncommand = [\"/bin/true\"]\n"
+        let file = try Self.handlerFile(handler + "environment = { PATH = \"\(folder.file("userbin")):/usr/bin:/bin\" }\n", in: folder)
+        let problem = Self.problem(main, file: file, line: 5, key: "environment")
+        #expect(problem?.message.hasPrefix("the main file's on_failure program, run with this handler's PATH, may not be trusted: ") == true
+                    && problem?.message.contains("owned by uid 65534") == true, "\(String(describing: problem))")
+        // Without the handler's PATH, the default one finds no such program there.
+        _ = try Self.handlerFile(handler, in: folder)
+        #expect(ConfigTrustTests.rejection(main).isEmpty)
+    }
+
     @Test func anOnCompleteProgramAnotherUserOwnsIsRefused() throws {
         let (folder, main, program, _) = try Self.setUp()
         defer { folder.remove() }

@@ -1,3 +1,4 @@
+import CurlKit
 import FetchdConfig
 import FetchdDaemon
 import FetchdState
@@ -95,5 +96,50 @@ struct HTTPConditionalTests {
                          "Accept-Encoding: identity"] {
             #expect(echoed.contains(expected), "\(echoed)")
         }
+    }
+
+    /// A validator holding a bare CR (`"abc"\rX-Injected: evil`) would become a second header
+    /// wherever a server or proxy ends lines at CR: it is neither kept nor sent back, and the
+    /// fetch still counts.
+    @Test(arguments: ["/etag-cr", "/lastmod-cr"])
+    func aValidatorWithAControlCharacterIsNeitherKeptNorSent(path: String) async throws {
+        let server = try TestHTTPServer(.conditional)
+        let directory = try TemporaryDirectory("conditional")
+        defer { directory.remove() }
+        let coordinator = try coordinator(directory, url: server.url(path))
+        #expect(await coordinator.fetch("page", trigger: .manual)?.result == .newData)
+        let state = try StateStore(path: directory.file("state/state.sqlite"))
+        #expect(try state.state(of: "page")?.etag == nil)
+        #expect(try state.state(of: "page")?.lastModified == nil)
+        #expect(await coordinator.fetch("page", trigger: .manual)?.result == .noData)
+        #expect(try await server.get("/seen") == #"["", ""]"#)
+    }
+
+    /// A validator kept before (in the state database) with a control character is not sent.
+    @Test func aStoredValidatorWithAControlCharacterIsNotSent() async throws {
+        let server = try TestHTTPServer(.conditional)
+        let directory = try TemporaryDirectory("conditional")
+        defer { directory.remove() }
+        var request = HTTPRequest(url: server.url("/echo"), outputPath: directory.file("echo"), userAgent: "test",
+                                  timeoutMilliseconds: 10_000, maxBytes: 65_536)
+        request.ifNoneMatch = "\"abc\"\rX-Injected: evil"
+        request.ifModifiedSince = "Sat, 21 Nov 2026 08:00:00 GMT\u{0}"
+        #expect(!request.isConditional)
+        _ = try await HTTPClient.shared.fetch(request)
+        let echoed = try String(contentsOfFile: directory.file("echo"), encoding: .utf8)
+        #expect(!echoed.contains("If-None-Match") && !echoed.contains("If-Modified-Since") && !echoed.contains("X-Injected"),
+                "\(echoed)")
+    }
+
+    /// A 304 to the first, unconditional request leaves nothing to keep: a failure, not a success.
+    @Test func a304ToAnUnconditionalRequestFails() async throws {
+        let server = try TestHTTPServer(.conditional)
+        let directory = try TemporaryDirectory("conditional")
+        defer { directory.remove() }
+        let coordinator = try coordinator(directory, url: server.url("/always-304"))
+        let record = await coordinator.fetch("page", trigger: .manual)
+        #expect(record?.result.name == "failed", "\(String(describing: record))")
+        #expect(record?.result.reason?.hasPrefix("HTTP 304 (not modified) to a request that was not conditional") == true)
+        #expect(!FileManager.default.fileExists(atPath: directory.file("cache/page/latest/content")))
     }
 }

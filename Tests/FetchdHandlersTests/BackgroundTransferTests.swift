@@ -70,6 +70,18 @@ struct BackgroundTransferTests {
                 "the record names the version before the body is written")
     }
 
+    /// A 304 to the first, unconditional request: there is no file to keep, so it fails.
+    @Test func a304ToAnUnconditionalRequestFails() async throws {
+        defer { server.stop(); folder.remove() }
+        let answering = try TestHTTPServer(.conditional)
+        defer { answering.stop() }
+        let outcome = await BackgroundTransfer(url: answering.url("/always-304"), maxBytes: 1024, client: .shared).run(files: files)
+        guard case .failed(let reason, _, let kept) = outcome else {
+            Issue.record("expected a failure, got \(outcome)"); return
+        }
+        #expect(reason.hasPrefix("HTTP 304 (not modified) to a request that was not conditional") && kept == 0, "\(reason)")
+    }
+
     @Test func resumesFromThePartialFileWithIfRange() async throws {
         defer { server.stop(); folder.remove() }
         let kept = 1_000_000

@@ -86,6 +86,13 @@ extension ProcessTests {
             #expect(elapsed < Self.deadline)
         }
 
+        /// libcurl ends a 1 MiB header line as "out of memory": reported as what it is.
+        @Test func aHugeHeaderLineIsReportedAsTooLarge() async throws {
+            let (outcome, elapsed) = try await fetch("/huge-header-line")
+            #expect(reason(outcome) == "too large: a response header line exceeds 102400 bytes", "\(reason(outcome))")
+            #expect(elapsed < Self.deadline)
+        }
+
         @Test func aBodyWithoutEndStopsAtMaxBytes() async throws {
             let (outcome, elapsed) = try await fetch("/endless", maxBytes: 256 * 1024)
             #expect(reason(outcome).contains("too large"), "\(reason(outcome))")

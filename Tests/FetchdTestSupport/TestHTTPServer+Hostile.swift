@@ -8,7 +8,8 @@ import Glibc
 /// `/redirect/N` (a chain of N redirects), `/loop` (redirects to itself), `/to-file` (redirects
 /// to a `file://` URL), `/stall` (headers and 10 bytes, then silence), `/drop` (promises
 /// 100 000 bytes, sends 1000 and closes), `/gzip-bomb` (50 MB of zeros, gzip-encoded: ~50 KB
-/// on the wire), `/headers-forever` (distinct header lines without end), `/endless` (a body
+/// on the wire), `/headers-forever` (distinct header lines without end), `/huge-header-line`
+/// (one header line of 1 MiB), `/endless` (a body
 /// without a length that never ends), `/goto/URL` (302 to URL), `/echo-headers` (the request's
 /// headers as the body). With a certificate and key it serves HTTPS.
 extension TestHTTPServer.Script {
@@ -51,6 +52,13 @@ extension TestHTTPServer.Script {
                     self.send_response(200)
                     try:
                         for i in range(10 ** 7): self.send_header("X-Filler-%d" % i, "z" * 100); self.flush_headers()
+                    except OSError: pass
+                    return
+                if p == "/huge-header-line":
+                    self.send_response(200)
+                    try:
+                        self.send_header("X-Huge", "h" * (1024 * 1024)); self.send_header("Content-Length", "2")
+                        self.end_headers(); self.wfile.write(b"ok")
                     except OSError: pass
                     return
                 if p == "/endless":

@@ -54,10 +54,16 @@ extension TestHTTPServer.Script {
     /// - `/lastmod`: `Last-Modified` fixed, 304 when If-Modified-Since equals it;
     /// - `/echo`: the request's headers as the body;
     /// - `/retry`: 429 with `Retry-After: 120`;
-    /// - `/bump`: makes `/etag` serve the next version.
+    /// - `/bump`: makes `/etag` serve the next version;
+    /// - `/etag-cr`, `/lastmod-cr`: a 200 whose ETag or Last-Modified holds a bare CR and a
+    ///   second header after it; each request's If-None-Match and If-Modified-Since are noted;
+    /// - `/always-304`: 304 whatever the request;
+    /// - `/seen`: a JSON list of the conditional headers of each request to the `-cr` routes
+    ///   ("" for none).
     public static let conditional = TestHTTPServer.Script(#"""
-        import http.server, sys
+        import http.server, json, sys
         version = [1]
+        seen = []
         LAST = "Sat, 21 Nov 2026 08:00:00 GMT"
         class H(http.server.BaseHTTPRequestHandler):
             def log_message(self, *a): pass
@@ -82,6 +88,15 @@ extension TestHTTPServer.Script {
                 if self.path == "/bump":
                     version[0] += 1
                     return self.send(200, b"bumped")
+                if self.path in ("/etag-cr", "/lastmod-cr"):
+                    seen.append(self.headers.get("If-None-Match", "") + self.headers.get("If-Modified-Since", ""))
+                    name = "ETag" if self.path == "/etag-cr" else "Last-Modified"
+                    value = '"abc"' if self.path == "/etag-cr" else LAST
+                    return self.send(200, b"cr body", {name: value + "\rX-Injected: evil"})
+                if self.path == "/always-304":
+                    return self.send(304)
+                if self.path == "/seen":
+                    return self.send(200, json.dumps(seen).encode())
                 self.send(404)
         server = http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H)
         server.serve_forever()
@@ -89,11 +104,14 @@ extension TestHTTPServer.Script {
 
     /// For connection-limit tests: HTTP/1.1 with keep-alive, many threads. Routes:
     /// - `/slow/NAME`, `/fast/NAME`: answer after 1.5 s (long enough for a loaded machine to
-    ///   start the others meanwhile) or at once;
+    ///   start the others meanwhile) or at once; `?seconds=S` on a slow one waits S seconds,
+    ///   `?close` ends the connection after the answer (`Connection: close`, as an HTTP/1.0
+    ///   server does);
+    /// - `/goto/URL`: a 302 to URL, at once;
     /// - `/stats`: JSON with, per Host header, the most requests it had in flight at once
     ///   (`max_active`), and the connections that made a request (`connections`).
     public static let counting = TestHTTPServer.Script(#"""
-        import http.server, json, socketserver, sys, threading, time
+        import http.server, json, socketserver, sys, threading, time, urllib.parse
         lock = threading.Lock()
         active, peak, connections = {}, {}, [0]
         class H(http.server.BaseHTTPRequestHandler):
@@ -102,8 +120,11 @@ extension TestHTTPServer.Script {
             def setup(self):
                 super().setup()
                 self.counted = False
-            def send(self, body):
+            def send(self, body, close=False):
                 self.send_response(200)
+                if close:
+                    self.send_header("Connection", "close")
+                    self.close_connection = True
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
@@ -113,13 +134,19 @@ extension TestHTTPServer.Script {
                     with lock: connections[0] += 1
                 if self.path == "/stats":
                     with lock: return self.send(json.dumps({"max_active": peak, "connections": connections[0]}).encode())
+                if self.path.startswith("/goto/"):
+                    self.send_response(302)
+                    self.send_header("Location", self.path[6:])
+                    self.send_header("Content-Length", "0")
+                    return self.end_headers()
                 host = self.headers.get("Host", "").split(":")[0]
                 with lock:
                     active[host] = active.get(host, 0) + 1
                     peak[host] = max(peak.get(host, 0), active[host])
-                if self.path.startswith("/slow/"): time.sleep(1.5)
+                query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query, keep_blank_values=True)
+                if self.path.startswith("/slow/"): time.sleep(float(query.get("seconds", ["1.5"])[0]))
                 with lock: active[host] -= 1
-                self.send(b"body of " + self.path.encode())
+                self.send(b"body of " + self.path.encode(), close="close" in query)
         class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
             daemon_threads = True
         server = S(("127.0.0.1", int(sys.argv[1])), H)

@@ -50,19 +50,24 @@ final class FetchPipeline: Sendable {
         self.alerts = FailureAlerts(state: state, runner: runner, logger: logger)
     }
 
-    /// libcurl's connection caps, from the same settings as the slots.
+    /// libcurl's connection caps: room for every transfer the slots let through, so none waits
+    /// inside libcurl. The slots are the one queue: a fetch waits there before its deadline
+    /// starts, and per host; libcurl queues a transfer over its caps with its deadline running
+    /// and moves one on only as another ends. Every transfer libcurl runs holds an http slot or
+    /// a background transfer's, and needs one connection at most (idle ones are closed to make
+    /// room); no cap per host, which a redirect to another host or a proxy would make bind.
     static func httpLimits(_ daemon: DaemonConfig) -> HTTPClient.Limits {
-        HTTPClient.Limits(maxConnections: daemon.httpMaxTransfers, maxHostConnections: daemon.httpMaxHostConnections)
+        HTTPClient.Limits(maxConnections: daemon.httpMaxTransfers + daemon.transferMaxActive, maxHostConnections: 0)
     }
 
     /// Resizes the slots and libcurl's caps to a reloaded configuration's (`old` was in force).
     func resize(from old: DaemonConfig, to new: DaemonConfig) {
         if new.maxConcurrent != old.maxConcurrent { programSlots.resize(to: new.maxConcurrent) }
         if new.transferMaxActive != old.transferMaxActive { transfers.slots.resize(to: new.transferMaxActive) }
-        if Self.httpLimits(new) != Self.httpLimits(old) {
+        if new.httpMaxTransfers != old.httpMaxTransfers || new.httpMaxHostConnections != old.httpMaxHostConnections {
             httpSlots.resize(to: new.httpMaxTransfers, perKeyLimit: new.httpMaxHostConnections)
-            httpClient.update(Self.httpLimits(new))
         }
+        if Self.httpLimits(new) != Self.httpLimits(old) { httpClient.update(Self.httpLimits(new)) }
     }
 
     /// Which slots `handler` waits for, and under which key: http fetches by host and port.

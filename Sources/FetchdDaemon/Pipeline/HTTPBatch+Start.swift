@@ -52,7 +52,7 @@ extension HTTPBatch {
                                    validators: validators)
         request.deadline = deadline
         let ending = Ended(index: index, handler: handler, http: http, trigger: trigger, outputPath: outputPath,
-                          startedAt: startedAt, deadline: deadline, current: current)
+                          startedAt: startedAt, deadline: deadline, current: current, conditional: request.isConditional)
         let id = pipeline.httpClient.start(request) { self.transferEnded(ending, $0) }
         let cancel = progress.withLock { progress in
             guard progress.endedEarly.remove(index) == nil else { return false }
@@ -80,6 +80,8 @@ extension HTTPBatch {
         let deadline: ContinuousClock.Instant
         /// The version `latest` named when the fetch began.
         let current: String?
+        /// Whether the request carried a validator (a 304 means something only then).
+        let conditional: Bool
     }
 
     /// Step 3, on the driver thread: frees the slot (starting the next fetch) and hands the
@@ -91,7 +93,8 @@ extension HTTPBatch {
             return progress.stopping
         }
         releaseSlot(fetches[fetch.index].key)
-        let outcome = Self.outcome(of: result, http: fetch.http, deadline: fetch.deadline, stopping: stopping)
+        let outcome = Self.outcome(of: result, http: fetch.http, conditional: fetch.conditional, deadline: fetch.deadline,
+                                   stopping: stopping)
         let pipeline = pipeline
         ended(fetch.index) {
             pipeline.settleNow(fetch.handler, outcome: outcome, outputPath: fetch.outputPath, trigger: fetch.trigger,
@@ -104,12 +107,12 @@ extension HTTPBatch {
     /// What a transfer's end comes to, as the runner would have reported it: at or past the
     /// deadline it is `expired` whatever came back (the driver ends a transfer there);
     /// `cancelled` by a shutdown is interrupted; otherwise the handler's answer.
-    static func outcome(of result: Result<HTTPResponse, HTTPFailure>, http: HTTPHandler,
+    static func outcome(of result: Result<HTTPResponse, HTTPFailure>, http: HTTPHandler, conditional: Bool,
                         deadline: ContinuousClock.Instant, stopping: Bool) -> FetchRunner.Outcome {
         guard ContinuousClock.now < deadline else { return FetchRunner.Outcome(completion: nil, expired: true) }
         switch result {
         case .success(let response):
-            let answer = http.answer(to: response)
+            let answer = http.answer(to: response, conditional: conditional)
             return FetchRunner.Outcome(completion: answer.completion, contentDigest: answer.digest,
                                        serverAnswer: answer.server)
         case .failure(let failure):

@@ -46,7 +46,7 @@ struct ReloadService: Service {
         var problems: [ConfigDiagnostic] = []
         var restartOnly: [String] = []
         do {
-            let loaded = try load()
+            let loaded = try await Self.loadApart(load)
             problems = loaded.diagnostics
             if problems.isEmpty {
                 restartOnly = Self.restartOnlyChanges(from: await target.config.daemon, to: loaded.daemon)
@@ -76,6 +76,21 @@ struct ReloadService: Service {
 }
 
 extension ReloadService {
+    /// Where configuration is read and parsed, off Swift's executor: parsing is blocking work
+    /// (a file near the bounds of `ConfigText` takes a second or more), and the event-loop
+    /// threads that run every task include the one that pings the watchdog and answers the
+    /// control socket. Idle until a reload.
+    private static let loadQueue = DispatchQueue(label: "fetchd-reload")
+
+    /// Runs `load` on `loadQueue` and waits for it without holding a thread of the executor.
+    static func loadApart(_ load: @escaping @Sendable () throws(ConfigLoadError) -> LoadedConfig)
+        async throws(ConfigLoadError) -> LoadedConfig {
+        let result: Result<LoadedConfig, ConfigLoadError> = await withCheckedContinuation { continuation in
+            loadQueue.async { continuation.resume(returning: Result { () throws(ConfigLoadError) in try load() }) }
+        }
+        return try result.get()
+    }
+
     /// Daemon settings that are fixed at start (directories, sockets, peer policy, cache cap).
     static func restartOnlyChanges(from old: DaemonConfig, to new: DaemonConfig) -> [String] {
         var changed: [String] = []
