@@ -51,11 +51,16 @@ struct ProxyRoute: Sendable, Equatable {
         }
     }
 
-    /// The proxies of fetchd's environment, resolved once: the environment is fetchd's own and
-    /// does not change while it runs (a name's addresses are looked up again by `route`).
+    /// The proxies of fetchd's environment. The environment is fetchd's own and does not change
+    /// while it runs, so its proxies are parsed once; only a name's addresses are looked up
+    /// again (`ProxyNames`), never more than once a minute.
     private static var environmentRoute: ProxyRoute {
-        environmentProxies.isEmpty ? .none : route(through: environmentProxies)
+        environmentEndpoints.isEmpty ? .none : route(through: environmentEndpoints)
     }
+
+    /// `environmentProxies` parsed (nil for one that cannot be read).
+    private static let environmentEndpoints: [(proxy: String, endpoint: (host: String, port: Int)?)] =
+        environmentProxies.map { ($0, hostAndPort(ofProxy: $0)) }
 
     /// The proxy variables libcurl reads, in its order (`http_proxy` only in lower case, as
     /// libcurl does): each scheme's, then `all_proxy`. Any of them may serve some hop.
@@ -67,11 +72,16 @@ struct ProxyRoute: Sendable, Equatable {
 
     /// The route through `proxies` (URLs as libcurl takes them: a scheme is optional).
     static func route(through proxies: [String]) -> ProxyRoute {
+        route(through: proxies.map { ($0, hostAndPort(ofProxy: $0)) })
+    }
+
+    /// The route through proxies already parsed.
+    private static func route(through proxies: [(proxy: String, endpoint: (host: String, port: Int)?)]) -> ProxyRoute {
         var endpoints = Set<Endpoint>()
         var pins: [String] = []
         var unresolved: [String] = []
-        for proxy in proxies {
-            guard let (host, port) = hostAndPort(ofProxy: proxy) else { unresolved.append(proxy); continue }
+        for (proxy, endpoint) in proxies {
+            guard let (host, port) = endpoint else { unresolved.append(proxy); continue }
             if let literal = canonical(host) {
                 endpoints.insert(Endpoint(address: literal, port: port))
                 continue
@@ -89,9 +99,7 @@ struct ProxyRoute: Sendable, Equatable {
     static func hostAndPort(ofProxy proxy: String) -> (host: String, port: Int)? {
         let url = proxy.contains("://") ? proxy : "http://" + proxy
         guard let parts = CurlURL.parts(of: url, defaultPort: false), !parts.host.isEmpty else { return nil }
-        let host = parts.host.hasPrefix("[") ? String(parts.host.dropFirst().dropLast()) : parts.host
-        let port = Int(parts.port) ?? (parts.scheme == "https" ? 443 : 1080)
-        return (host, port)
+        return (parts.host.trimmingBrackets, Int(parts.port) ?? (parts.scheme == "https" ? 443 : 1080))
     }
 
     /// `text` as `inet_ntop` spells the address it is, or nil when it is no IP address (IPv6
